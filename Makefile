@@ -1,0 +1,57 @@
+# The few commands people type. `make demo` and `make test` each set
+# themselves up from a fresh clone: virtualenv, native build, install.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+DEPS_STAMP := $(VENV)/.deps-installed
+NATIVE := python/prism/_native.abi3.so
+RUST_SOURCES := $(shell find rust -name '*.rs') Cargo.toml Cargo.lock
+
+.PHONY: install demo test test-rust test-python lint bench dist clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+# Dev dependencies are installed once; the package itself is an editable
+# maturin install so Python edits need no rebuild.
+$(DEPS_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q 'maturin>=1.9,<2'
+	$(PY) -c 'import tomllib,subprocess,sys; p=tomllib.load(open("pyproject.toml","rb"))["project"]; subprocess.check_call([sys.executable,"-m","pip","install","-q",*p["dependencies"],*p["optional-dependencies"]["dev"]])'
+	touch $@
+
+# Thin-LTO release profile for the dev loop (fat LTO is for `make dist`).
+$(NATIVE): $(RUST_SOURCES) $(DEPS_STAMP)
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH $(BIN)/maturin develop --release
+	test -f $(NATIVE) && touch $(NATIVE)
+
+install: $(NATIVE)
+
+demo: install
+	$(PY) examples/demo.py
+
+test-rust:
+	cargo test --release --quiet
+
+test-python: install
+	$(PY) -m pytest
+
+lint: install
+	$(BIN)/ruff check python tests benches examples
+	$(BIN)/ruff format --check python tests benches examples
+	$(BIN)/mypy
+	$(PY) -m mypy.stubtest prism._native --allowlist .stubtest-allowlist
+
+test: test-rust test-python lint
+
+bench: install
+	$(PY) -c 'import tomllib,subprocess,sys; p=tomllib.load(open("pyproject.toml","rb"))["project"]; subprocess.check_call([sys.executable,"-m","pip","install","-q",*p["optional-dependencies"]["bench"]])'
+	$(PY) -m pytest benches --benchmark-only -p no:cacheprovider -o testpaths=benches
+
+dist:
+	$(BIN)/maturin build --profile dist --out dist
+
+clean:
+	rm -rf $(VENV) target dist $(NATIVE)

@@ -1,0 +1,81 @@
+"""Prism's exceptions, defined once. Native ValueError/TypeError are mapped
+to these at the Python boundary where a caller is expected to catch them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prism.contracts import ErrorInfo
+
+
+class PrismError(Exception):
+    """Base of every error Prism raises on purpose."""
+
+    code: str = "prism_error"
+
+    def __init__(self, message: str, *, code: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.details = details
+
+    def to_error_info(self) -> ErrorInfo:
+        info: ErrorInfo = {"message": str(self), "code": self.code}
+        return info
+
+
+class ConfigError(PrismError, ValueError):
+    """An option, config file or manifest is invalid."""
+
+    code = "invalid_config"
+
+
+class SessionBusyError(PrismError):
+    """A session already has an active run."""
+
+    code = "session_busy"
+
+
+class DuplicateEntryError(PrismError, ValueError):
+    """A store refused an entry whose id it already holds."""
+
+    code = "duplicate_entry"
+
+
+class StoreError(PrismError):
+    """A session store could not read or write."""
+
+    code = "store_error"
+
+
+class ProviderError(PrismError):
+    """A provider turn failed; carries the provider's ErrorInfo."""
+
+    code = "provider_error"
+
+    def __init__(self, info: ErrorInfo) -> None:
+        super().__init__(info.get("message", "provider error"), code=info.get("code"))
+        self.info = info
+
+    def to_error_info(self) -> ErrorInfo:
+        return self.info
+
+
+class RunAbortedError(PrismError):
+    code = "aborted"
+
+    def __init__(self, message: str = "Agent run aborted") -> None:
+        super().__init__(message)
+
+
+class UnknownNameError(PrismError, KeyError):
+    """A registry was asked for a name nobody registered."""
+
+    code = "unknown_name"
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else self.code
+
+
+class PermissionDeniedError(PrismError):
+    code = "permission_denied"

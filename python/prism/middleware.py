@@ -1,0 +1,108 @@
+"""Ordered, host-owned middleware hooks (reference: middleware-hooks.md).
+
+A middleware is ``(value, next) -> value`` (sync or async). It may call
+``await next(updated)`` to hand an updated value to later middleware, or
+return a value without calling ``next`` to short-circuit the rest.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, get_args
+
+from prism.errors import ConfigError
+
+MiddlewareHookName = Literal[
+    "provider_request",
+    "input_assembly",
+    "prompt_build",
+    "context",
+    "tool_call",
+    "tool_result",
+    "retry",
+    "compaction",
+    "session_start",
+    "session_shutdown",
+]
+HOOK_NAMES: frozenset[str] = frozenset(get_args(MiddlewareHookName))
+
+MiddlewareNext = Callable[[Any], Awaitable[Any]]
+Middleware = Callable[[Any, MiddlewareNext], Any]
+ErrorPolicy = Literal["event", "throw"]
+OnMiddlewareError = Callable[[str, BaseException], None]
+
+
+def _check_hook(hook: str) -> None:
+    if hook not in HOOK_NAMES:
+        raise ConfigError(f"unknown middleware hook {hook!r}; expected one of {sorted(HOOK_NAMES)}")
+
+
+class MiddlewareRegistry:
+    """With ``error_policy="event"`` a failing middleware is reported through
+    ``on_error`` (the runtime turns it into a redacted ``extension_error``
+    event) and later middleware still runs with the current value. With
+    ``"throw"`` the first failure propagates out of ``run``."""
+
+    def __init__(
+        self, error_policy: ErrorPolicy = "event", on_error: OnMiddlewareError | None = None
+    ) -> None:
+        if error_policy not in ("event", "throw"):
+            raise ConfigError(f"error_policy must be 'event' or 'throw', got {error_policy!r}")
+        self.error_policy: ErrorPolicy = error_policy
+        self.on_error = on_error
+        self._hooks: dict[str, list[Middleware]] = {}
+
+    def use(self, hook: MiddlewareHookName, middleware: Middleware) -> Callable[[], None]:
+        _check_hook(hook)
+        if not callable(middleware):
+            raise ConfigError(f"middleware for {hook!r} must be callable")
+        chain = self._hooks.setdefault(hook, [])
+        chain.append(middleware)
+
+        def unsubscribe() -> None:
+            if middleware in chain:
+                chain.remove(middleware)
+
+        return unsubscribe
+
+    def list(self, hook: MiddlewareHookName) -> list[Middleware]:
+        _check_hook(hook)
+        return list(self._hooks.get(hook, ()))
+
+    def has(self, hook: MiddlewareHookName) -> bool:
+        return bool(self._hooks.get(hook))
+
+    async def run(self, hook: MiddlewareHookName, value: Any) -> Any:
+        _check_hook(hook)
+        chain = list(self._hooks.get(hook, ()))
+        if not chain:
+            return value
+
+        async def call(index: int, current: Any) -> Any:
+            if index >= len(chain):
+                return current
+            middleware = chain[index]
+
+            async def next_(updated: Any = current) -> Any:
+                return await call(index + 1, updated)
+
+            try:
+                result = middleware(current, next_)
+                if inspect.isawaitable(result):
+                    result = await result
+            except Exception as error:
+                if self.error_policy == "throw":
+                    raise
+                if self.on_error is not None:
+                    self.on_error(hook, error)
+                return await call(index + 1, current)
+            return result
+
+        return await call(0, value)
+
+
+def create_middleware_registry(
+    error_policy: ErrorPolicy = "event", on_error: OnMiddlewareError | None = None
+) -> MiddlewareRegistry:
+    return MiddlewareRegistry(error_policy=error_policy, on_error=on_error)

@@ -1,0 +1,46 @@
+"""In-memory session store: for tests and throwaway sessions."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+from prism.contracts import SessionEntry
+from prism.errors import DuplicateEntryError
+from prism.stores.base import validate_entry_for_append
+
+
+class MemorySessionStore:
+    """Holds deep copies, so a caller mutating its dict later cannot rewrite history."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, SessionEntry] = {}
+        self._by_session: dict[str, list[SessionEntry]] = {}
+
+    async def append(self, entry: SessionEntry) -> None:
+        await self.append_many([entry])
+
+    async def append_many(self, entries: Sequence[SessionEntry]) -> None:
+        batch = [copy.deepcopy(validate_entry_for_append(e)) for e in entries]
+        seen: set[str] = set()
+        for entry in batch:
+            entry_id = entry["id"]
+            if entry_id in self._by_id or entry_id in seen:
+                raise DuplicateEntryError(f"duplicate session entry id {entry_id!r}")
+            seen.add(entry_id)
+        for entry in batch:
+            self._by_id[entry["id"]] = entry
+            self._by_session.setdefault(entry["sessionId"], []).append(entry)
+
+    async def list(self, session_id: str) -> list[SessionEntry]:
+        return list(self._by_session.get(session_id, ()))
+
+    async def get(self, entry_id: str) -> SessionEntry | None:
+        return self._by_id.get(entry_id)
+
+    async def list_sessions(self) -> list[str]:
+        return list(self._by_session)
+
+
+def create_memory_session_store() -> MemorySessionStore:
+    return MemorySessionStore()
