@@ -79,3 +79,61 @@ class UnknownNameError(PrismError, KeyError):
 
 class PermissionDeniedError(PrismError):
     code = "permission_denied"
+
+
+class CredentialError(PrismError):
+    """No credential resolved, or a refresh failed. Messages never hold secret values."""
+
+    code = "credential_error"
+
+
+class DuplicateContributionError(PrismError, ValueError):
+    """A contribution registry already holds a value under that name."""
+
+    code = "duplicate_contribution"
+
+
+class RegistryClosedError(PrismError):
+    """A registry (or an extension API) was used after it was frozen."""
+
+    code = "registry_closed"
+
+
+class ExtensionError(PrismError):
+    """An extension is malformed or could not be loaded."""
+
+    code = "extension_error"
+
+
+class ManifestError(ConfigError):
+    """A package manifest is not valid data; ``problems`` lists every finding."""
+
+    code = "invalid_manifest"
+
+    def __init__(self, message: str, *, problems: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+class ConfigFileError(ConfigError):
+    """A config file could not be read; the message names path and reason only."""
+
+    code = "config_file_error"
+
+
+class SettingsError(ConfigError):
+    """A setting is missing or has the wrong type; never carries the value."""
+
+    code = "settings_error"
+
+
+class ResourceError(PrismError):
+    """A resource could not be loaded or decoded."""
+
+    code = "resource_error"
+
+
+class CommandError(PrismError):
+    """A command contribution refused its arguments or failed while running."""
+
+    code = "command_error"
