@@ -137,3 +137,15 @@ class CommandError(PrismError):
     """A command contribution refused its arguments or failed while running."""
 
     code = "command_error"
+
+
+class NoActiveRunError(PrismError):
+    """steer/follow_up was called on a session with no active run."""
+
+    code = "no_active_run"
+
+
+class MaxToolRoundsError(PrismError):
+    """A run asked for more tool rounds than ``max_tool_rounds`` allows."""
+
+    code = "max_tool_rounds"
