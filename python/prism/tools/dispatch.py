@@ -1,0 +1,245 @@
+"""Tool dispatch: the one place a provider's tool call becomes an execution.
+
+Order for one call (``dispatch_tool_call``):
+
+1. shape, registry lookup, active filters, object arguments, JSON schema;
+2. ``tool_call`` middleware (may rewrite name/arguments);
+3. the same checks again on the rewritten call, then the permission policy;
+4. execute (sync tools are called directly, async ones awaited);
+5. ``tool_result`` middleware on the result (errors included), with
+   ``toolCallId`` pinned to the provider's call id.
+
+A refused call (unknown, inactive, invalid, denied) never executes and becomes
+an error result ``{"message": ..., "code": ...}``. Tool exceptions become
+``tool_error`` results whose message passes through the redactor. Middleware
+exceptions follow the registry's error policy (``"throw"`` propagates out of
+dispatch). Cancellation always propagates.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import Any, Final, Protocol, cast
+
+import anyio
+
+from prism.contracts import ToolCall, ToolResult
+from prism.middleware import MiddlewareRegistry
+from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
+from prism.tools.definition import ToolContext, ToolDefinition
+from prism.tools.registry import ToolRegistry
+
+UNKNOWN_TOOL: Final = "unknown_tool"
+TOOL_NOT_ACTIVE: Final = "tool_not_active"
+INVALID_TOOL_CALL: Final = "invalid_tool_call"
+INVALID_ARGUMENTS: Final = "invalid_arguments"
+PERMISSION_DENIED: Final = "permission_denied"
+TOOL_ERROR: Final = "tool_error"
+
+
+class TextRedactor(Protocol):
+    def redact_text(self, text: str) -> str: ...
+
+
+def tool_error_result(call_id: str, name: str, message: str, code: str) -> ToolResult:
+    return {
+        "toolCallId": call_id,
+        "name": name,
+        "value": {"message": message, "code": code},
+        "isError": True,
+    }
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _check_call(registry: ToolRegistry, call: Any) -> tuple[ToolDefinition, dict[str, Any]]:
+    """Everything that must hold before *and* after ``tool_call`` middleware."""
+    if not isinstance(call, dict):
+        raise _Refused(f"tool call must be a dict, got {type(call).__name__}", INVALID_TOOL_CALL)
+    name = call.get("name")
+    if not isinstance(name, str) or not name:
+        raise _Refused("tool call needs a non-empty string name", INVALID_TOOL_CALL)
+    definition = registry.get(name)
+    if definition is None:
+        raise _Refused(f"unknown tool {name!r}", UNKNOWN_TOOL)
+    if not registry.is_active(name):
+        raise _Refused(f"tool {name!r} is not active for this run", TOOL_NOT_ACTIVE)
+    arguments = call.get("arguments")
+    if not isinstance(arguments, dict):
+        raise _Refused(
+            f"arguments for tool {name!r} must be an object, got {type(arguments).__name__}",
+            INVALID_ARGUMENTS,
+        )
+    problem = definition.validate_arguments(arguments)
+    if problem is not None:
+        raise _Refused(problem, INVALID_ARGUMENTS)
+    return definition, arguments
+
+
+async def dispatch_tool_call(
+    call: ToolCall,
+    *,
+    registry: ToolRegistry,
+    context: ToolContext | None = None,
+    middleware: MiddlewareRegistry | None = None,
+    permission_policy: PermissionPolicy | None = None,
+    redactor: TextRedactor | None = None,
+) -> ToolResult:
+    """Run one provider tool call; see the module docstring for the order."""
+    raw_id = call.get("id") if isinstance(call, dict) else None
+    call_id = raw_id if isinstance(raw_id, str) else ""
+    raw_name = call.get("name") if isinstance(call, dict) else None
+    name = raw_name if isinstance(raw_name, str) else ""
+
+    def redact(text: str) -> str:
+        return redactor.redact_text(text) if redactor is not None else text
+
+    result: ToolResult
+    try:
+        if not call_id:
+            raise _Refused("tool call needs a non-empty string id", INVALID_TOOL_CALL)
+        _check_call(registry, call)
+        current: Any = copy.deepcopy(call)
+        if middleware is not None:
+            current = await middleware.run("tool_call", current)
+        definition, arguments = _check_call(registry, current)
+        name = definition.name
+        decision = await check_permission(
+            permission_policy,
+            PermissionRequest(
+                kind="tool",
+                name=name,
+                arguments=arguments,
+                metadata=dict(context.metadata) if context is not None else {},
+            ),
+        )
+        if not decision.allowed:
+            reason = f": {decision.reason}" if decision.reason else ""
+            raise _Refused(f"tool {name!r} denied by permission policy{reason}", PERMISSION_DENIED)
+        tool_context = replace(context or ToolContext(), tool_call_id=call_id)
+        try:
+            value = definition.execute(arguments, tool_context)
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception as error:
+            message = f"tool {name!r} failed: {type(error).__name__}: {error}"
+            result = tool_error_result(call_id, name, redact(message), TOOL_ERROR)
+        else:
+            result = {"toolCallId": call_id, "name": name, "value": value}
+    except _Refused as refused:
+        result = tool_error_result(call_id, name, redact(str(refused)), refused.code)
+
+    if middleware is not None:
+        updated = await middleware.run("tool_result", result)
+        if isinstance(updated, dict) and "value" in updated:
+            result = updated  # type: ignore[assignment]
+            # The runtime pairs results with calls by id; middleware cannot re-pair them.
+            result["toolCallId"] = call_id
+            if not isinstance(result.get("name"), str):
+                result["name"] = name
+        else:
+            result = tool_error_result(
+                call_id,
+                name,
+                "tool_result middleware returned a non-result value",
+                INVALID_TOOL_CALL,
+            )
+    return result
+
+
+OnToolStart = Callable[[int, ToolCall], "Awaitable[None] | None"]
+OnToolResult = Callable[[int, ToolResult], "Awaitable[None] | None"]
+
+
+async def _notify(callback: Callable[..., Any] | None, *args: Any) -> None:
+    if callback is None:
+        return
+    outcome = callback(*args)
+    if inspect.isawaitable(outcome):
+        await outcome
+
+
+def _is_exclusive(registry: ToolRegistry, call: Any) -> bool:
+    name = call.get("name") if isinstance(call, dict) else None
+    definition = registry.get(name) if isinstance(name, str) else None
+    return definition is not None and definition.exclusive
+
+
+async def run_tool_calls(
+    calls: Sequence[ToolCall],
+    *,
+    registry: ToolRegistry,
+    context: ToolContext | None = None,
+    concurrency: int = 1,
+    middleware: MiddlewareRegistry | None = None,
+    permission_policy: PermissionPolicy | None = None,
+    redactor: TextRedactor | None = None,
+    on_start: OnToolStart | None = None,
+    on_result: OnToolResult | None = None,
+) -> list[ToolResult]:
+    """Dispatch ``calls`` with at most ``concurrency`` in flight; results come
+    back in call order.
+
+    A call whose tool (as the provider named it, before middleware) is
+    ``exclusive`` runs alone: every earlier call finishes before it starts and
+    no later call starts until it ends. ``on_start``/``on_result`` fire as
+    each call starts and finishes (completion order), for event emission.
+    If one dispatch is cancelled or a callback raises, the others are
+    cancelled and the exception propagates.
+    """
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+        raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
+    results: list[ToolResult | None] = [None] * len(calls)
+
+    async def run_one(index: int, limiter: anyio.CapacityLimiter | None) -> None:
+        call = calls[index]
+        if limiter is not None:
+            async with limiter:
+                await _run(index, call)
+        else:
+            await _run(index, call)
+
+    async def _run(index: int, call: ToolCall) -> None:
+        await _notify(on_start, index, call)
+        result = await dispatch_tool_call(
+            call,
+            registry=registry,
+            context=context,
+            middleware=middleware,
+            permission_policy=permission_policy,
+            redactor=redactor,
+        )
+        results[index] = result
+        await _notify(on_result, index, result)
+
+    # Runs of shareable calls form one segment; each exclusive call is its own.
+    segments: list[list[int]] = []
+    current: list[int] = []
+    for index, call in enumerate(calls):
+        if _is_exclusive(registry, call):
+            if current:
+                segments.append(current)
+                current = []
+            segments.append([index])
+        else:
+            current.append(index)
+    if current:
+        segments.append(current)
+
+    for segment in segments:
+        if len(segment) == 1 or concurrency == 1:
+            for index in segment:
+                await run_one(index, None)
+            continue
+        limiter = anyio.CapacityLimiter(concurrency)
+        async with anyio.create_task_group() as group:
+            for index in segment:
+                group.start_soon(run_one, index, limiter)
+    return cast(list[ToolResult], results)
