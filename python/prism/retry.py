@@ -1,0 +1,288 @@
+"""Provider-turn retry: classification, the default backoff policy, and waiting.
+
+Retry wraps one provider request after input assembly. A turn is retried only
+while it has produced no output (no message start/delta, no tool call), only
+for transient failures, and never after an abort. The runtime owns the loop,
+the ``retry_scheduled`` event and the ``retry`` middleware call; this module
+owns the decisions.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol, runtime_checkable
+
+import anyio
+
+from prism.contracts import ErrorInfo
+from prism.errors import ConfigError
+
+TRANSIENT_CODES: Final[frozenset[str]] = frozenset(
+    {
+        "etimedout",
+        "econnreset",
+        "429",
+        "500",
+        "502",
+        "503",
+        "504",
+        "timeout",
+        "rate_limit",
+        "temporarily_unavailable",
+    }
+)
+TRANSIENT_STATUSES: Final[frozenset[int]] = frozenset({429, 500, 502, 503, 504})
+ABORT_CODES: Final[frozenset[str]] = frozenset({"aborted", "abort", "cancelled", "canceled"})
+# Word-ish boundaries so "5000 tokens" is not a 500 and "rate_limit_exceeded" still is.
+_TRANSIENT_MESSAGE = re.compile(
+    r"(?<![a-z0-9])(etimedout|econnreset|429|500|502|503|504|timeout|timed out"
+    r"|rate_limit|rate limit|temporarily_unavailable|temporarily unavailable)(?![a-z0-9])",
+    re.IGNORECASE,
+)
+
+# Decision reasons (stable strings; they carry no error text).
+REASON_TRANSIENT: Final = "transient"
+REASON_ABORTED: Final = "aborted"
+REASON_OUTPUT_STARTED: Final = "output_started"
+REASON_NOT_TRANSIENT: Final = "not_transient"
+REASON_MAX_ATTEMPTS: Final = "max_attempts"
+REASON_RETRY_AFTER_TOO_LONG: Final = "retry_after_exceeds_max_delay"
+
+
+def is_abort_error_info(info: Mapping[str, Any]) -> bool:
+    code = info.get("code")
+    return isinstance(code, str) and code.lower() in ABORT_CODES
+
+
+def is_transient_error_info(info: Mapping[str, Any] | None) -> bool:
+    """Transient by ``retryable`` flag, code, HTTP status or message text.
+
+    An explicit ``retryable`` flag wins; aborts are never transient.
+    """
+    if not isinstance(info, Mapping):
+        return False
+    if is_abort_error_info(info):
+        return False
+    retryable = info.get("retryable")
+    if isinstance(retryable, bool):
+        return retryable
+    code = info.get("code")
+    if isinstance(code, str | int) and not isinstance(code, bool):
+        if str(code).lower() in TRANSIENT_CODES:
+            return True
+    status = info.get("status")
+    if isinstance(status, int) and status in TRANSIENT_STATUSES:
+        return True
+    message = info.get("message")
+    return isinstance(message, str) and _TRANSIENT_MESSAGE.search(message) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class RetryContext:
+    """What a policy sees about one failed attempt (``attempt`` is 1-based).
+
+    It deliberately carries no request messages, provider objects or credentials.
+    """
+
+    attempt: int
+    error: ErrorInfo
+    output_started: bool = False
+    session_id: str | None = None
+    run_id: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryDecision:
+    retry: bool
+    delay_ms: int = 0
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if (
+            not isinstance(self.delay_ms, int)
+            or isinstance(self.delay_ms, bool)
+            or self.delay_ms < 0
+        ):
+            raise ConfigError(f"retry delay_ms must be an int >= 0, got {self.delay_ms!r}")
+
+
+@runtime_checkable
+class RetryPolicy(Protocol):
+    def decide(self, context: RetryContext) -> RetryDecision | Awaitable[RetryDecision]: ...
+
+
+def _non_negative_int(name: str, value: Any, minimum: int = 0) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return value
+
+
+class DefaultRetryPolicy:
+    """Exponential backoff: ``base_delay_ms * 2**(attempt-1)``, capped at
+    ``max_delay_ms``. A provider's ``retryAfterMs`` raises the delay to at least
+    that value; if it asks for longer than ``max_delay_ms`` the policy gives up
+    instead of retrying early (the cap bounds how long a run can stall)."""
+
+    def __init__(
+        self,
+        max_attempts: int = 3,
+        base_delay_ms: int = 100,
+        max_delay_ms: int = 1000,
+        secrets: Iterable[str] = (),
+    ) -> None:
+        self.max_attempts = _non_negative_int("max_attempts", max_attempts, 1)
+        self.base_delay_ms = _non_negative_int("base_delay_ms", base_delay_ms)
+        self.max_delay_ms = _non_negative_int("max_delay_ms", max_delay_ms)
+        self.secrets = tuple(secrets)
+
+    def backoff_ms(self, attempt: int) -> int:
+        exponent = max(attempt - 1, 0)
+        if exponent > 62:  # the cap was reached long before; skip a huge shift
+            return self.max_delay_ms
+        return min(self.base_delay_ms << exponent, self.max_delay_ms)
+
+    def decide(self, context: RetryContext) -> RetryDecision:
+        info = context.error
+        if is_abort_error_info(info):
+            return RetryDecision(False, 0, REASON_ABORTED)
+        if context.output_started:
+            return RetryDecision(False, 0, REASON_OUTPUT_STARTED)
+        if not is_transient_error_info(info):
+            return RetryDecision(False, 0, REASON_NOT_TRANSIENT)
+        if context.attempt >= self.max_attempts:
+            return RetryDecision(False, 0, REASON_MAX_ATTEMPTS)
+        delay = self.backoff_ms(context.attempt)
+        retry_after = info.get("retryAfterMs")
+        if isinstance(retry_after, int) and not isinstance(retry_after, bool) and retry_after > 0:
+            if retry_after > self.max_delay_ms:
+                return RetryDecision(False, 0, REASON_RETRY_AFTER_TOO_LONG)
+            delay = max(delay, retry_after)
+        return RetryDecision(True, delay, REASON_TRANSIENT)
+
+
+def create_default_retry_policy(
+    max_attempts: int = 3,
+    base_delay_ms: int = 100,
+    max_delay_ms: int = 1000,
+    secrets: Iterable[str] = (),
+) -> DefaultRetryPolicy:
+    return DefaultRetryPolicy(max_attempts, base_delay_ms, max_delay_ms, secrets)
+
+
+_JSON_KEYS: Final[dict[str, str]] = {
+    "maxAttempts": "max_attempts",
+    "baseDelayMs": "base_delay_ms",
+    "maxDelayMs": "max_delay_ms",
+    "secrets": "secrets",
+    "metadata": "metadata",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RetryOptions:
+    """Retry config for an agent or a run. ``policy`` replaces the default
+    policy entirely; the numeric fields configure the default one."""
+
+    policy: RetryPolicy | None = None
+    max_attempts: int = 3
+    base_delay_ms: int = 100
+    max_delay_ms: int = 1000
+    secrets: tuple[str, ...] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.policy is not None and not callable(getattr(self.policy, "decide", None)):
+            raise ConfigError("retry policy must have a decide(context) method")
+        _non_negative_int("max_attempts", self.max_attempts, 1)
+        _non_negative_int("base_delay_ms", self.base_delay_ms)
+        _non_negative_int("max_delay_ms", self.max_delay_ms)
+        if isinstance(self.secrets, str):
+            raise ConfigError("secrets must be a collection of strings, not a single string")
+        secrets = tuple(self.secrets)
+        if not all(isinstance(secret, str) for secret in secrets):
+            raise ConfigError("secrets must all be strings")
+        object.__setattr__(self, "secrets", secrets)
+        if not isinstance(self.metadata, Mapping):
+            raise ConfigError("retry metadata must be a mapping")
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RetryOptions:
+        """From the camelCase form (config files, RPC). A policy object cannot
+        come from JSON; unknown keys are rejected so typos do not go silent."""
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"retry options must be an object, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(_JSON_KEYS))
+        if unknown:
+            raise ConfigError(f"unknown retry option(s) {unknown}; expected {sorted(_JSON_KEYS)}")
+        kwargs: dict[str, Any] = {_JSON_KEYS[key]: value for key, value in data.items()}
+        if "secrets" in kwargs:
+            if isinstance(kwargs["secrets"], str) or not isinstance(
+                kwargs["secrets"], list | tuple
+            ):
+                raise ConfigError("retry option 'secrets' must be a list of strings")
+            kwargs["secrets"] = tuple(kwargs["secrets"])
+        return cls(**kwargs)
+
+    def resolve_policy(self) -> RetryPolicy:
+        if self.policy is not None:
+            return self.policy
+        return create_default_retry_policy(
+            self.max_attempts, self.base_delay_ms, self.max_delay_ms, self.secrets
+        )
+
+
+async def decide_retry(policy: RetryPolicy, context: RetryContext) -> RetryDecision:
+    """Ask a sync or async policy. A policy that raises or answers with a
+    non-decision means "do not retry" (fail closed)."""
+    try:
+        outcome: Any = policy.decide(context)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+    except Exception as error:
+        return RetryDecision(False, 0, f"policy_failed:{type(error).__name__}")
+    if not isinstance(outcome, RetryDecision):
+        return RetryDecision(False, 0, "policy_returned_non_decision")
+    return outcome
+
+
+def clamp_middleware_decision(original: RetryDecision, updated: Any) -> RetryDecision:
+    """Apply what ``retry`` middleware returned for ``{"context", "decision"}``:
+    middleware may stop a retry or shorten its delay, never start a retry the
+    policy refused or lengthen the wait. Anything unreadable keeps ``original``."""
+    candidate = updated.get("decision") if isinstance(updated, Mapping) else updated
+    if not isinstance(candidate, RetryDecision):
+        return original
+    if not original.retry or not candidate.retry:
+        return RetryDecision(False, 0, candidate.reason or original.reason)
+    return RetryDecision(True, min(candidate.delay_ms, original.delay_ms), candidate.reason)
+
+
+async def wait_for_retry(
+    decision: RetryDecision, sleep: Callable[[float], Awaitable[Any]] = anyio.sleep
+) -> None:
+    """Sleep ``decision.delay_ms`` (seconds to ``sleep``). Cancelling the caller's
+    scope (``session.abort()``) interrupts the wait; inject ``sleep`` for a fake
+    clock in tests. No-op when the decision is not to retry."""
+    if not decision.retry:
+        return
+    await sleep(decision.delay_ms / 1000)
+
+
+def redact_error_info(info: ErrorInfo, secrets: Iterable[str]) -> ErrorInfo:
+    """A copy of ``info`` with exact ``secrets`` masked in ``message`` and
+    ``details`` (for ``retry_scheduled``/``error`` events)."""
+    secret_list = [secret for secret in secrets if secret]
+    if not secret_list:
+        return dict(info)  # type: ignore[return-value]
+    from prism._native import Redactor  # lazy: the native module may be rebuilding
+
+    redactor = Redactor(secret_list)
+    out: ErrorInfo = dict(info)  # type: ignore[assignment]
+    out["message"] = redactor.redact_text(info.get("message", ""))
+    if "details" in info:
+        out["details"] = redactor.redact_value(info["details"])
+    return out
