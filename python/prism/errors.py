@@ -149,3 +149,29 @@ class MaxToolRoundsError(PrismError):
     """A run asked for more tool rounds than ``max_tool_rounds`` allows."""
 
     code = "max_tool_rounds"
+
+
+class AttentionConfigError(ConfigError, TypeError):
+    """An attention compiler option, overlay or input cap is invalid.
+
+    A ``TypeError`` like the reference's, and a ``ConfigError`` like every
+    other Prism option error."""
+
+    code = "invalid_config"
+
+
+class AttentionBudgetError(PrismError):
+    """The attention compiler ran every eligible stage and the request is still
+    over its ratio: compact instead of silently evicting. Carries counts only."""
+
+    code = "attention_budget_exceeded"
+
+    def __init__(self, used: int, used_after: int, input_cap: int, trigger_ratio: float) -> None:
+        super().__init__(
+            f"attention budget exceeded: {used_after} estimated tokens after every eligible "
+            f"stage (measured {used}) is over {trigger_ratio} of the {input_cap}-token input cap"
+        )
+        self.used = used
+        self.used_after = used_after
+        self.input_cap = input_cap
+        self.trigger_ratio = trigger_ratio

@@ -1,0 +1,38 @@
+"""The attention compiler: a per-turn gate that shrinks an over-ratio request
+(old thinking first, then old tool results) on a clone, never the store.
+See docs/attention.md."""
+
+from prism.attention.frontier import AttentionStickyFrontier, create_attention_sticky_frontier
+from prism.attention.options import (
+    AttentionCompiler,
+    AttentionCompilerOptions,
+    check_exclusive,
+    create_attention_compiler,
+    resolve_input_cap,
+    resolve_run_compiler,
+)
+from prism.attention.report import AttentionReport, is_attention_budget_error
+from prism.attention.triggers import (
+    AttentionTruncationTrigger,
+    assert_compaction_trigger,
+    create_attention_truncation_trigger,
+)
+from prism.errors import AttentionBudgetError, AttentionConfigError
+
+__all__ = [
+    "AttentionBudgetError",
+    "AttentionCompiler",
+    "AttentionCompilerOptions",
+    "AttentionConfigError",
+    "AttentionReport",
+    "AttentionStickyFrontier",
+    "AttentionTruncationTrigger",
+    "assert_compaction_trigger",
+    "check_exclusive",
+    "create_attention_compiler",
+    "create_attention_sticky_frontier",
+    "create_attention_truncation_trigger",
+    "is_attention_budget_error",
+    "resolve_input_cap",
+    "resolve_run_compiler",
+]

@@ -1,0 +1,112 @@
+"""The sticky frontier: which thinking turns and tool-call ids were shrunk.
+
+Re-applying these rows every turn keeps a request's prefix byte-identical to
+the previous one, so a prompt cache survives; un-stubbing would rewrite it.
+Bounded (newest kept) so a very long session cannot grow it without limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+MAX_THINKING_KEYS = 256
+MAX_TOOL_CALL_IDS = 256
+MAX_KEY_LENGTH = 512
+
+
+class _BoundedKeys:
+    """An insertion-ordered set keeping the newest ``limit`` keys."""
+
+    __slots__ = ("_keys", "_limit")
+
+    def __init__(self, limit: int) -> None:
+        self._keys: dict[str, None] = {}
+        self._limit = limit
+
+    def add(self, key: str) -> None:
+        # Re-adding refreshes a key, so rows still in use are the last evicted.
+        self._keys.pop(key, None)
+        self._keys[key] = None
+        while len(self._keys) > self._limit:
+            del self._keys[next(iter(self._keys))]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Any:
+        return iter(self._keys)
+
+    def as_set(self) -> dict[str, None]:
+        return self._keys
+
+    def clear(self) -> None:
+        self._keys.clear()
+
+
+class AttentionStickyFrontier:
+    """Session-owned ``{thinking, toolCallIds}`` key sets (see module doc)."""
+
+    __slots__ = ("_version", "thinking", "tool_call_ids")
+
+    def __init__(self) -> None:
+        self.thinking = _BoundedKeys(MAX_THINKING_KEYS)
+        self.tool_call_ids = _BoundedKeys(MAX_TOOL_CALL_IDS)
+        self._version = 0
+
+    @property
+    def version(self) -> int:
+        """Bumped on every change; caches keyed on the frontier compare it."""
+        return self._version
+
+    def add(self, thinking: Iterable[str] = (), tool_call_ids: Iterable[str] = ()) -> None:
+        for key in thinking:
+            self.thinking.add(key)
+        for key in tool_call_ids:
+            self.tool_call_ids.add(key)
+        self._version += 1
+
+    def clear(self) -> None:
+        self.thinking.clear()
+        self.tool_call_ids.clear()
+        self._version += 1
+
+    def __len__(self) -> int:
+        return len(self.thinking) + len(self.tool_call_ids)
+
+    def to_json(self) -> dict[str, list[str]]:
+        return {"thinking": list(self.thinking), "toolCallIds": list(self.tool_call_ids)}
+
+    @classmethod
+    def from_json(cls, data: object) -> AttentionStickyFrontier:
+        """Restore a persisted frontier; malformed entries are dropped one by one.
+
+        A hand-edited or truncated checkpoint must never fail a resume, so
+        anything that is not a non-empty bounded string is skipped.
+        """
+        frontier = cls()
+        if isinstance(data, Mapping):
+            for name, keys in (
+                ("thinking", frontier.thinking),
+                ("toolCallIds", frontier.tool_call_ids),
+            ):
+                values = data.get(name)
+                if isinstance(values, list | tuple):
+                    for value in values:
+                        if isinstance(value, str) and 0 < len(value) <= MAX_KEY_LENGTH:
+                            keys.add(value)
+        return frontier
+
+    def __repr__(self) -> str:
+        return (
+            f"AttentionStickyFrontier(thinking={len(self.thinking)}, "
+            f"tool_call_ids={len(self.tool_call_ids)})"
+        )
+
+
+def create_attention_sticky_frontier() -> AttentionStickyFrontier:
+    """A fresh, empty frontier (256 thinking keys + 256 tool-call ids, newest kept)."""
+    return AttentionStickyFrontier()

@@ -1,0 +1,56 @@
+"""What one compiled turn did, as counts only (never text or payloads)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from prism.errors import AttentionBudgetError
+
+
+@dataclass(frozen=True, slots=True)
+class AttentionReport:
+    """``used`` -> ``used_after`` is the turn's estimated input-token curve.
+
+    Rows re-applied from the sticky frontier count again. ``truncated`` is
+    true when the gate stopped with eligible rows left (the frontier is
+    partial: the request fit before every candidate was shrunk).
+    """
+
+    used: int
+    used_after: int
+    input_cap: int
+    trigger_ratio: float
+    dropped_thinking_turns: int = 0
+    stubbed_tool_results: int = 0
+    stubbed_bytes: int = 0
+    truncated: bool = False
+    run_id: str | None = None
+    session_id: str | None = None
+    turn: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "used": self.used,
+            "usedAfter": self.used_after,
+            "inputCap": self.input_cap,
+            "triggerRatio": self.trigger_ratio,
+            "droppedThinkingTurns": self.dropped_thinking_turns,
+            "stubbedToolResults": self.stubbed_tool_results,
+            "stubbedBytes": self.stubbed_bytes,
+            "truncated": self.truncated,
+        }
+        if self.session_id is not None:
+            out["sessionId"] = self.session_id
+        if self.run_id is not None:
+            out["runId"] = self.run_id
+        return out
+
+    def to_event(self) -> dict[str, Any]:
+        """The ``attention_compiled`` agent event: ids and counts only."""
+        return {"type": "attention_compiled", **self.to_json()}
+
+
+def is_attention_budget_error(error: object) -> bool:
+    """True for :class:`AttentionBudgetError` (the host should compact)."""
+    return isinstance(error, AttentionBudgetError)
