@@ -1,0 +1,230 @@
+"""``assemble_provider_input``: host input -> one ``ProviderRequest``, no provider call.
+
+Stages, in order:
+
+1. input: the default groups (or a custom ``input_builder``);
+2. attention (only when ``attention_compiler`` is set): ``compile_attention``
+   may shrink history/tool results; ``on_attention_report`` fires on a mutated turn;
+3. ``input_assembly`` middleware on the composed messages;
+4. context providers in order, then ``context`` middleware on the blocks;
+5. the prompt builder adds context and skills; ``prompt_build`` middleware
+   sees ``{"messages", "context", "skills", "tools"}`` and may edit messages;
+6. the request's ``tools`` are always the host's active tools, whatever
+   middleware returned: middleware cannot grant a tool.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from prism.assembly.context import ContextProvider, ContextRequest, resolve_context_providers
+from prism.assembly.groups import MessageGroups, check_message, compose_messages
+from prism.assembly.input_builder import (
+    DefaultInputBuilder,
+    InputAttachment,
+    ResourceLoader,
+    run_input_assembly,
+)
+from prism.assembly.prompt_builder import DefaultPromptBuilder
+from prism.assembly.skills import Skill
+from prism.contracts import Message, ModelConfig, ProviderRequest, ToolDeclaration, ToolResult
+from prism.errors import ConfigError
+from prism.middleware import MiddlewareRegistry
+
+
+class InputBuilder(Protocol):
+    async def build(self, input: Any = None, **context: Any) -> list[Message]: ...
+
+
+class PromptBuilder(Protocol):
+    async def build(
+        self,
+        messages: Sequence[Message],
+        *,
+        context_blocks: Sequence[Any] = (),
+        skills: Sequence[Skill] = (),
+        tools: Sequence[ToolDeclaration] = (),
+    ) -> list[Message]: ...
+
+
+def normalize_tools(tools: Any) -> list[ToolDeclaration]:
+    """Accept a ToolRegistry (its active declarations), ToolDefinitions or declarations."""
+    if tools is None:
+        return []
+    declarations = getattr(tools, "declarations", None)
+    if callable(declarations) and not isinstance(tools, Mapping):
+        return list(declarations())
+    out: list[ToolDeclaration] = []
+    for item in tools:
+        declaration = getattr(item, "declaration", None)
+        if callable(declaration):
+            out.append(declaration())
+        elif isinstance(item, Mapping) and isinstance(item.get("name"), str):
+            out.append(dict(item))  # type: ignore[arg-type]
+        else:
+            raise ConfigError(
+                f"tools must be ToolDefinitions or declarations with a name, got {type(item).__name__}"
+            )
+    return out
+
+
+def _field(result: Any, key: str) -> Any:
+    if isinstance(result, Mapping):
+        return result.get(key)
+    return getattr(result, key, None)
+
+
+async def _compile_attention(
+    groups: MessageGroups,
+    *,
+    compiler: Any,
+    sticky: Any,
+    model: ModelConfig,
+    redactor: Any,
+    session_id: str | None,
+    run_id: str | None,
+    turn: int | None,
+    on_report: Callable[[Any], Any] | None,
+) -> MessageGroups:
+    # Looked up at call time: the attention package plugs in here when present.
+    try:
+        compile_attention = importlib.import_module("prism.attention").compile_attention
+    except (ImportError, AttributeError) as error:
+        raise NotImplementedError(
+            "attention_compiler was given but prism.attention.compile_attention is unavailable"
+        ) from error
+    outcome = compile_attention(
+        compiler=compiler,
+        groups=groups,
+        model=model,
+        frontier=sticky,
+        redactor=redactor,
+        turn=turn,
+        session_id=session_id,
+        run_id=run_id,
+    )
+    if inspect.isawaitable(outcome):
+        outcome = await outcome
+    compiled = _field(outcome, "groups")
+    if not isinstance(compiled, MessageGroups):
+        raise ConfigError("compile_attention returned no MessageGroups")
+    if _field(outcome, "mutated") and on_report is not None:
+        reported = on_report(_field(outcome, "report"))
+        if inspect.isawaitable(reported):
+            await reported
+    return compiled
+
+
+async def assemble_provider_input(
+    *,
+    model: ModelConfig,
+    input: Any = None,
+    history: Sequence[Message] = (),
+    summaries: Iterable[str | Message] = (),
+    system_instructions: Any = None,
+    developer_instructions: Any = None,
+    attachments: Iterable[InputAttachment] = (),
+    resource_uris: Iterable[str] = (),
+    resource_loader: ResourceLoader | None = None,
+    tool_results: Iterable[ToolResult] = (),
+    context_providers: Sequence[ContextProvider] = (),
+    skills: Sequence[Skill] = (),
+    tools: Any = (),
+    middleware: MiddlewareRegistry | None = None,
+    options: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    input_builder: InputBuilder | None = None,
+    prompt_builder: PromptBuilder | None = None,
+    session_id: str | None = None,
+    run_id: str | None = None,
+    turn: int | None = None,
+    redactor: Any = None,
+    attention_compiler: Any = None,
+    attention_sticky: Any = None,
+    on_attention_report: Callable[[Any], Any] | None = None,
+) -> ProviderRequest:
+    """Build the request for one provider turn (see the module docstring).
+
+    ``history`` is never mutated; every stage works on new lists.
+    ``metadata`` goes on the request (not on messages) and is visible to context
+    providers. With ``attention_compiler`` set the default groups are used
+    and ``input_builder`` is not consulted.
+    """
+    if not isinstance(model, Mapping) or not isinstance(model.get("provider"), str):
+        raise ConfigError("model must be a ModelConfig dict with 'provider' and 'model'")
+    if options is not None and not isinstance(options, Mapping):
+        raise ConfigError("options must be a mapping")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise ConfigError("metadata must be a mapping")
+    declared = normalize_tools(tools)
+    skill_list = list(skills)
+    for skill in skill_list:
+        if not isinstance(skill, Skill):
+            raise ConfigError(f"skills must be Skill objects, got {type(skill).__name__}")
+    build_context: dict[str, Any] = {
+        "system_instructions": system_instructions,
+        "developer_instructions": developer_instructions,
+        "history": history,
+        "summaries": summaries,
+        "attachments": attachments,
+        "resource_uris": resource_uris,
+        "resource_loader": resource_loader,
+        "tool_results": tool_results,
+    }
+
+    if attention_compiler is not None or input_builder is None:
+        groups = await DefaultInputBuilder().build_groups(input, **build_context)
+        if attention_compiler is not None:
+            groups = await _compile_attention(
+                groups,
+                compiler=attention_compiler,
+                sticky=attention_sticky,
+                model=model,
+                redactor=redactor,
+                session_id=session_id,
+                run_id=run_id,
+                turn=turn,
+                on_report=on_attention_report,
+            )
+        messages = await run_input_assembly(compose_messages(groups), middleware)
+    else:
+        messages = await input_builder.build(input, middleware=middleware, **build_context)
+
+    context_blocks = await resolve_context_providers(
+        context_providers,
+        ContextRequest(
+            messages=tuple(messages),
+            metadata=dict(metadata or {}),
+            session_id=session_id,
+            run_id=run_id,
+        ),
+        middleware=middleware,
+    )
+    builder = prompt_builder or DefaultPromptBuilder()
+    messages = await builder.build(
+        messages, context_blocks=context_blocks, skills=skill_list, tools=declared
+    )
+    if middleware is not None and middleware.has("prompt_build"):
+        payload = {
+            "messages": messages,
+            "context": context_blocks,
+            "skills": skill_list,
+            "tools": copy.deepcopy(declared),
+        }
+        updated = await middleware.run("prompt_build", payload)
+        if not isinstance(updated, Mapping) or not isinstance(updated.get("messages"), list):
+            raise ConfigError("prompt_build middleware must return a dict with a 'messages' list")
+        messages = [check_message(m, "prompt_build result") for m in updated["messages"]]
+
+    request: ProviderRequest = {"model": model, "messages": messages}
+    if declared:
+        request["tools"] = declared
+    if options:
+        request["options"] = dict(options)
+    if metadata:
+        request["metadata"] = dict(metadata)
+    return request
