@@ -16,13 +16,23 @@ from prism.errors import (
     UnknownNameError,
 )
 from prism.middleware import MiddlewareRegistry, create_middleware_registry
-from prism.stores import MemorySessionStore, SessionStore, create_memory_session_store
+from prism.stores import (
+    JsonlSessionStore,
+    MemorySessionStore,
+    SessionStore,
+    SqliteSessionStore,
+    create_jsonl_session_store,
+    create_memory_session_store,
+    create_sqlite_session_store,
+    read_jsonl_session_entries,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ConfigError",
     "DuplicateEntryError",
+    "JsonlSessionStore",
     "MemorySessionStore",
     "MiddlewareRegistry",
     "PermissionDeniedError",
@@ -31,10 +41,14 @@ __all__ = [
     "RunAbortedError",
     "SessionBusyError",
     "SessionStore",
+    "SqliteSessionStore",
     "StoreError",
     "UnknownNameError",
     "__version__",
     "contracts",
+    "create_jsonl_session_store",
     "create_memory_session_store",
     "create_middleware_registry",
+    "create_sqlite_session_store",
+    "read_jsonl_session_entries",
 ]

@@ -9,6 +9,7 @@ written; entries are never rewritten or deleted.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -28,7 +29,7 @@ class SessionStore(Protocol):
         """Persist a batch atomically: either every entry lands or none does."""
         ...
 
-    async def list(self, session_id: str) -> list[SessionEntry]:
+    async def list(self, session_id: str) -> builtins.list[SessionEntry]:
         """Entries of one session in append order."""
         ...
 
@@ -36,7 +37,7 @@ class SessionStore(Protocol):
         """The entry with this id, or None."""
         ...
 
-    async def list_sessions(self) -> list[str]:
+    async def list_sessions(self) -> builtins.list[str]:
         """Session ids present in the store, in first-appearance order."""
         ...
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import copy
 from collections.abc import Sequence
 
@@ -32,13 +33,13 @@ class MemorySessionStore:
             self._by_id[entry["id"]] = entry
             self._by_session.setdefault(entry["sessionId"], []).append(entry)
 
-    async def list(self, session_id: str) -> list[SessionEntry]:
+    async def list(self, session_id: str) -> builtins.list[SessionEntry]:
         return list(self._by_session.get(session_id, ()))
 
     async def get(self, entry_id: str) -> SessionEntry | None:
         return self._by_id.get(entry_id)
 
-    async def list_sessions(self) -> list[str]:
+    async def list_sessions(self) -> builtins.list[str]:
         return list(self._by_session)
 
 

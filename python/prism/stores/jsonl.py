@@ -1,0 +1,252 @@
+"""JSONL session store: one compact JSON entry per line in a caller-named file.
+
+Wire-compatible with the original's session files (same entry shapes and
+camelCase keys). Beyond the original, several processes may append to one
+file: every append holds an exclusive ``flock`` on the file, repairs a torn
+last line left by a crashed writer, and writes its whole batch with a single
+``write``, so lines are never interleaved (docs/stores.md has the contract).
+
+Blocking I/O: appends and index catch-up run in a worker thread through
+``anyio.to_thread.run_sync`` because waiting for another process's lock can
+take arbitrarily long. The only I/O done on the event loop is one ``stat`` per
+``list``/``get``, which is how the store notices that nothing changed and
+answers from its in-memory index without touching the file.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import anyio.to_thread
+
+from prism.contracts import SessionEntry, SessionEntryParseError
+from prism.errors import DuplicateEntryError, StoreError
+from prism.stores._codec import encode_batch, parse_lines
+from prism.stores._locking import locked_fd
+
+_T = TypeVar("_T")
+_Fingerprint = tuple[int, int, int, int]  # dev, inode, size, mtime_ns
+
+
+class JsonlSessionStore:
+    """A ``SessionStore`` over one JSONL file (POSIX only).
+
+    The store keeps an index of the file (entries by id and by session) and
+    catches it up incrementally: it remembers the byte offset it has read and
+    parses only bytes appended since, by any process. A shrunk or replaced
+    file (different inode) is re-read from the start. Returned entries are
+    shared with the index: treat them as read-only.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, create_directory: bool = True, fsync: bool = False
+    ) -> None:
+        self.path = os.fspath(path)
+        self.create_directory = create_directory
+        self.fsync = fsync
+        # Guards the index and serializes this instance's appends: flock does
+        # not exclude two threads sharing one open file description.
+        self._lock = threading.Lock()
+        self._reset(None)
+
+    # --- SessionStore -----------------------------------------------------
+
+    async def append(self, entry: SessionEntry) -> None:
+        await self.append_many([entry])
+
+    async def append_many(self, entries: Sequence[SessionEntry]) -> None:
+        lines, parsed = encode_batch(entries)
+        if not lines:
+            return
+        payload = b"".join(line + b"\n" for line in lines)
+        # Not abandoned on cancellation: once in the thread, the append runs
+        # to completion (all or nothing) and the cancellation lands after it.
+        await anyio.to_thread.run_sync(self._append_blocking, payload, parsed)
+
+    async def list(self, session_id: str) -> builtins.list[SessionEntry]:
+        return await self._read(lambda: list(self._by_session.get(session_id, ())))
+
+    async def get(self, entry_id: str) -> SessionEntry | None:
+        return await self._read(lambda: self._by_id.get(entry_id))
+
+    async def list_sessions(self) -> builtins.list[str]:
+        return await self._read(lambda: list(self._by_session))
+
+    @property
+    def parse_errors(self) -> builtins.list[SessionEntryParseError]:
+        """Lines the index has quarantined so far (line numbers are 1-based)."""
+        with self._lock:
+            return list(self._errors)
+
+    # --- internals --------------------------------------------------------
+
+    def _reset(self, file_id: tuple[int, int] | None) -> None:
+        self._file_id = file_id
+        self._fingerprint: _Fingerprint | None = None
+        self._offset = 0  # bytes of the file the index reflects
+        self._lines = 0  # lines in those bytes (a final unterminated line counts)
+        self._pending_newline = False  # the file does not end with "\n"
+        self._by_id: dict[str, SessionEntry] = {}
+        self._by_session: dict[str, list[SessionEntry]] = {}
+        self._errors: builtins.list[SessionEntryParseError] = []
+
+    async def _read(self, answer: Callable[[], _T]) -> _T:
+        # Fast path on the event loop: only when no worker holds the index
+        # (never block the loop on a thread that may be waiting for a flock).
+        if self._lock.acquire(blocking=False):
+            try:
+                if self._unchanged():
+                    return answer()
+            finally:
+                self._lock.release()
+        return await anyio.to_thread.run_sync(self._refresh_then, answer)
+
+    def _unchanged(self) -> bool:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return self._file_id is None
+        return self._fingerprint == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _refresh_then(self, answer: Callable[[], _T]) -> _T:
+        with self._lock:
+            try:
+                with locked_fd(self.path, exclusive=False, create=False) as fd:
+                    if fd is None:
+                        self._reset(None)
+                    else:
+                        self._catch_up(fd)
+            except OSError as exc:
+                raise StoreError(f"cannot read session file {self.path}: {exc.strerror}") from None
+            return answer()
+
+    def _catch_up(self, fd: int) -> None:
+        """Index every byte appended since the last read. Caller holds the
+        instance lock and a flock, so no writer is mid-write: the bytes up to
+        the current size are final, including an unterminated last line."""
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != self._file_id or st.st_size < self._offset:
+            self._reset((st.st_dev, st.st_ino))
+        data = _pread_all(fd, st.st_size - self._offset, self._offset)
+        if data and self._pending_newline:
+            if not data.startswith(b"\n"):
+                # Someone extended our unterminated last line without the
+                # protocol's separating newline: the index is stale, start over.
+                self._reset((st.st_dev, st.st_ino))
+                data = _pread_all(fd, st.st_size, 0)
+            else:
+                data = data[1:]  # the newline that terminated the line we indexed
+        if data:
+            entries, errors = parse_lines(data, first_line=self._lines + 1)
+            self._pending_newline = not data.endswith(b"\n")
+            self._lines += data.count(b"\n") + (1 if self._pending_newline else 0)
+            self._index(entries)
+            self._errors.extend(errors)
+        self._offset = st.st_size
+        self._fingerprint = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _index(self, entries: Sequence[SessionEntry]) -> None:
+        by_id = self._by_id
+        for entry in entries:
+            entry_id = entry["id"]
+            if entry_id in by_id:
+                continue  # a foreign writer's duplicate: the first occurrence wins
+            by_id[entry_id] = entry
+            session = self._by_session.get(entry["sessionId"])
+            if session is None:
+                self._by_session[entry["sessionId"]] = [entry]
+            else:
+                session.append(entry)
+
+    def _append_blocking(self, payload: bytes, parsed: builtins.list[SessionEntry]) -> None:
+        if self.create_directory:
+            parent = os.path.dirname(self.path)
+            if parent:
+                os.makedirs(parent, exist_ok=True)
+        with self._lock:
+            try:
+                with locked_fd(self.path, exclusive=True, create=True) as fd:
+                    assert fd is not None
+                    self._catch_up(fd)
+                    for entry in parsed:
+                        if entry["id"] in self._by_id:
+                            raise DuplicateEntryError(f"duplicate session entry id {entry['id']!r}")
+                    self._write(fd, payload)
+                    # A torn line was already counted when it was indexed.
+                    self._lines += len(parsed)
+                    self._pending_newline = False
+                    self._index(parsed)
+                    st = os.fstat(fd)
+                    self._offset = st.st_size
+                    self._fingerprint = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot append to session file {self.path}: {exc.strerror or exc}"
+                ) from None
+
+    def _write(self, fd: int, payload: bytes) -> None:
+        # A torn last line (a writer died mid-line) is closed off with a
+        # newline so it stays one quarantined line and ours start fresh.
+        data = b"\n" + payload if self._pending_newline else payload
+        start = self._offset
+        try:
+            written = os.write(fd, data)
+            if written != len(data):
+                raise OSError(f"short write ({written} of {len(data)} bytes)")
+            if self.fsync:
+                os.fsync(fd)
+        except BaseException:
+            # Still under the exclusive lock: cut a partial batch back off so
+            # a failed append leaves the file exactly as it found it.
+            try:
+                os.ftruncate(fd, start)
+            except OSError:
+                pass
+            raise
+
+
+def _pread_all(fd: int, size: int, offset: int) -> bytes:
+    if size <= 0:
+        return b""
+    chunks: builtins.list[bytes] = []
+    while size > 0:
+        chunk = os.pread(fd, size, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def create_jsonl_session_store(
+    path: str | os.PathLike[str], *, create_directory: bool = True, fsync: bool = False
+) -> JsonlSessionStore:
+    """A JSONL store over ``path``; a missing file is an empty store and is
+    created (with its directory when ``create_directory``) on first append.
+    ``fsync=True`` makes every acknowledged append survive power loss."""
+    return JsonlSessionStore(path, create_directory=create_directory, fsync=fsync)
+
+
+async def read_jsonl_session_entries(
+    path: str | os.PathLike[str],
+) -> tuple[list[SessionEntry], list[SessionEntryParseError]]:
+    """Parse a whole session file: valid entries plus one error record
+    ``{line, reason, raw}`` per quarantined line. Never raises for bad
+    content; a missing file is ``([], [])``."""
+    return await anyio.to_thread.run_sync(_read_all_blocking, os.fspath(path))
+
+
+def _read_all_blocking(path: str) -> tuple[list[SessionEntry], list[SessionEntryParseError]]:
+    try:
+        with locked_fd(path, exclusive=False, create=False) as fd:
+            if fd is None:
+                return [], []
+            data = _pread_all(fd, os.fstat(fd).st_size, 0)
+    except OSError as exc:
+        raise StoreError(f"cannot read session file {path}: {exc.strerror}") from None
+    return parse_lines(data)

@@ -1,0 +1,218 @@
+"""SQLite session store (stdlib ``sqlite3``): the embedded default for hosts
+with many sessions or several writer processes.
+
+Each entry is one row holding the entry's compact JSON text, byte-identical
+to the line the JSONL store would write, so exporting a session to JSONL is a
+``SELECT``. Order is an AUTOINCREMENT ``seq``; ``id`` is UNIQUE, so the
+database itself refuses duplicates, including ones from other processes.
+
+Blocking I/O: every call runs in a worker thread (``anyio.to_thread``),
+because a write can wait up to ``busy_timeout`` for another process's
+transaction. One connection per store, guarded by a lock, so calls from many
+tasks are serialized on it instead of each opening a connection.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import anyio.to_thread
+
+from prism.contracts import SessionEntry
+from prism.errors import DuplicateEntryError, StoreError
+from prism.stores._codec import encode_batch, parse_lines
+
+_T = TypeVar("_T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS prism_entries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL,
+    entry TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS prism_entries_session ON prism_entries (session_id, seq);
+"""
+
+
+class SqliteSessionStore:
+    """A ``SessionStore`` over one SQLite database file (WAL mode).
+
+    ``fsync=False`` uses ``synchronous=NORMAL``: a committed append survives
+    a process crash but the last transactions may be lost on power loss.
+    ``fsync=True`` uses ``synchronous=FULL``. Call ``close()`` (or use the
+    store as an async context manager) to release the connection.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        create_directory: bool = True,
+        fsync: bool = False,
+        busy_timeout_ms: int = 30_000,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.create_directory = create_directory
+        self.fsync = fsync
+        if busy_timeout_ms < 0:
+            raise StoreError("busy_timeout_ms must be >= 0")
+        self.busy_timeout_ms = busy_timeout_ms
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._closed = False
+
+    # --- SessionStore -----------------------------------------------------
+
+    async def append(self, entry: SessionEntry) -> None:
+        await self.append_many([entry])
+
+    async def append_many(self, entries: Sequence[SessionEntry]) -> None:
+        lines, parsed = encode_batch(entries)
+        if not lines:
+            return
+        rows = [
+            (entry["id"], entry["sessionId"], line.decode("utf-8"))
+            for entry, line in zip(parsed, lines, strict=True)
+        ]
+        await self._run(self._insert, rows)
+
+    async def list(self, session_id: str) -> builtins.list[SessionEntry]:
+        def query(conn: sqlite3.Connection) -> builtins.list[SessionEntry]:
+            rows = conn.execute(
+                "SELECT entry FROM prism_entries WHERE session_id = ? ORDER BY seq", (session_id,)
+            ).fetchall()
+            return _decode([row[0] for row in rows])
+
+        return await self._run(query)
+
+    async def get(self, entry_id: str) -> SessionEntry | None:
+        def query(conn: sqlite3.Connection) -> SessionEntry | None:
+            row = conn.execute(
+                "SELECT entry FROM prism_entries WHERE id = ?", (entry_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            decoded = _decode([row[0]])
+            return decoded[0] if decoded else None
+
+        return await self._run(query)
+
+    async def list_sessions(self) -> builtins.list[str]:
+        def query(conn: sqlite3.Connection) -> builtins.list[str]:
+            rows = conn.execute(
+                "SELECT session_id FROM prism_entries GROUP BY session_id ORDER BY MIN(seq)"
+            ).fetchall()
+            return [row[0] for row in rows]
+
+        return await self._run(query)
+
+    # --- lifecycle --------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    async def aclose(self) -> None:
+        await anyio.to_thread.run_sync(self.close)
+
+    async def __aenter__(self) -> SqliteSessionStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # --- internals --------------------------------------------------------
+
+    async def _run(self, fn: Callable[..., _T], *args: Any) -> _T:
+        return await anyio.to_thread.run_sync(self._locked, fn, *args)
+
+    def _locked(self, fn: Callable[..., _T], *args: Any) -> _T:
+        with self._lock:
+            try:
+                return fn(self._connection(), *args)
+            except sqlite3.Error as exc:
+                raise StoreError(f"session database {self.path}: {exc}") from None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreError("session store is closed")
+        if self._conn is None:
+            if self.create_directory:
+                parent = os.path.dirname(self.path)
+                if parent:
+                    os.makedirs(parent, exist_ok=True)
+            # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE) so
+            # the write lock is taken up front instead of on first write.
+            conn = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout_ms / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute(f"PRAGMA synchronous = {'FULL' if self.fsync else 'NORMAL'}")
+                conn.executescript(_SCHEMA)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def _insert(self, conn: sqlite3.Connection, rows: builtins.list[tuple[str, str, str]]) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT INTO prism_entries (id, session_id, entry) VALUES (?, ?, ?)", rows
+            )
+        except sqlite3.IntegrityError:
+            conn.execute("ROLLBACK")
+            raise DuplicateEntryError(
+                f"duplicate session entry id {_first_existing(conn, rows)!r}"
+            ) from None
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+
+def _first_existing(conn: sqlite3.Connection, rows: builtins.list[tuple[str, str, str]]) -> str:
+    for entry_id, _, _ in rows:
+        if conn.execute("SELECT 1 FROM prism_entries WHERE id = ?", (entry_id,)).fetchone():
+            return entry_id
+    return rows[0][0]
+
+
+def _decode(texts: builtins.list[str]) -> builtins.list[SessionEntry]:
+    """Rows back to entries through the native JSONL parser: one call for the
+    whole result instead of a ``json.loads`` per row. A row that no longer
+    has a valid shape (edited by hand) is skipped, as the JSONL store does."""
+    if not texts:
+        return []
+    entries, _errors = parse_lines("\n".join(texts).encode("utf-8"))
+    return entries
+
+
+def create_sqlite_session_store(
+    path: str | os.PathLike[str],
+    *,
+    create_directory: bool = True,
+    fsync: bool = False,
+    busy_timeout_ms: int = 30_000,
+) -> SqliteSessionStore:
+    """A SQLite store over ``path`` (created on first use, WAL mode). Other
+    processes may use the same file; a writer waits up to ``busy_timeout_ms``
+    for another's transaction before failing with StoreError."""
+    return SqliteSessionStore(
+        path, create_directory=create_directory, fsync=fsync, busy_timeout_ms=busy_timeout_ms
+    )

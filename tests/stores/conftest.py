@@ -1,0 +1,3 @@
+import native_shim_stores
+
+native_shim_stores.install()

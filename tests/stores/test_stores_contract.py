@@ -1,0 +1,245 @@
+"""One contract, every store: memory, JSONL and SQLite must behave the same."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prism.errors import DuplicateEntryError, StoreError
+from prism.stores import (
+    SessionStore,
+    create_jsonl_session_store,
+    create_memory_session_store,
+    create_sqlite_session_store,
+)
+
+pytestmark = pytest.mark.anyio
+
+KINDS = ["memory", "jsonl", "sqlite"]
+
+
+def entry(i: int, session: str = "s1", parent: str | None = None, **extra: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "id": f"e{i}",
+        "sessionId": session,
+        "parentId": parent,
+        "kind": "message",
+        "createdAt": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": [{"type": "text", "text": f"hello {i}"}]},
+    }
+    base.update(extra)
+    return base
+
+
+class Opener:
+    """Opens (and re-opens) one store of a kind on one path."""
+
+    def __init__(self, kind: str, path: Path) -> None:
+        self.kind = kind
+        self.path = path
+        self.opened: list[Any] = []
+        self._memory = create_memory_session_store()
+
+    def __call__(self) -> SessionStore:
+        store: Any
+        if self.kind == "memory":
+            return self._memory
+        if self.kind == "jsonl":
+            store = create_jsonl_session_store(self.path / "sessions.jsonl")
+        else:
+            store = create_sqlite_session_store(self.path / "sessions.db")
+        self.opened.append(store)
+        return store  # type: ignore[no-any-return]
+
+
+@pytest.fixture(params=KINDS)
+async def opener(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Opener]:
+    op = Opener(request.param, tmp_path)
+    yield op
+    for store in op.opened:
+        if hasattr(store, "aclose"):
+            await store.aclose()
+
+
+@pytest.fixture
+def store(opener: Opener) -> SessionStore:
+    return opener()
+
+
+async def ids(store: SessionStore, session: str = "s1") -> list[str]:
+    return [e["id"] for e in await store.list(session)]
+
+
+async def test_empty_store(store: SessionStore) -> None:
+    assert await store.list("s1") == []
+    assert await store.get("nope") is None
+    assert await store.list_sessions() == []
+
+
+async def test_append_list_get_round_trip(store: SessionStore) -> None:
+    first = entry(1)
+    await store.append(first)  # type: ignore[arg-type]
+    await store.append_many([entry(2, parent="e1"), entry(3, parent="e2")])  # type: ignore[list-item]
+    assert await ids(store) == ["e1", "e2", "e3"]
+    assert await store.get("e2") == entry(2, parent="e1")
+    assert (await store.list("s1"))[0] == first
+
+
+async def test_order_is_append_order_across_sessions(store: SessionStore) -> None:
+    await store.append(entry(1, "b"))  # type: ignore[arg-type]
+    await store.append(entry(2, "a"))  # type: ignore[arg-type]
+    await store.append_many([entry(3, "b"), entry(4, "a"), entry(0, "b")])  # type: ignore[list-item]
+    assert await ids(store, "b") == ["e1", "e3", "e0"]
+    assert await ids(store, "a") == ["e2", "e4"]
+    assert await store.list_sessions() == ["b", "a"]
+
+
+async def test_caller_mutation_does_not_rewrite_history(store: SessionStore) -> None:
+    original = entry(1)
+    await store.append(original)  # type: ignore[arg-type]
+    original["message"]["content"][0]["text"] = "changed"
+    got = await store.get("e1")
+    assert got is not None
+    assert got["message"]["content"][0]["text"] == "hello 1"  # type: ignore[typeddict-item]
+
+
+async def test_duplicate_id_refused_and_nothing_written(store: SessionStore) -> None:
+    await store.append(entry(1))  # type: ignore[arg-type]
+    with pytest.raises(DuplicateEntryError, match="duplicate session entry id 'e1'"):
+        await store.append(entry(1, summary="other"))  # type: ignore[arg-type]
+    assert await ids(store) == ["e1"]
+
+
+async def test_duplicate_inside_batch_refused(store: SessionStore) -> None:
+    with pytest.raises(DuplicateEntryError, match="'e2'"):
+        await store.append_many([entry(1), entry(2), entry(2)])  # type: ignore[list-item]
+    assert await ids(store) == []
+    assert await store.list_sessions() == []
+
+
+async def test_batch_is_atomic_when_one_id_exists(store: SessionStore) -> None:
+    await store.append(entry(2))  # type: ignore[arg-type]
+    with pytest.raises(DuplicateEntryError, match="'e2'"):
+        await store.append_many([entry(1), entry(2), entry(3)])  # type: ignore[list-item]
+    assert await ids(store) == ["e2"]
+    assert await store.get("e1") is None
+    await store.append_many([entry(1), entry(3)])  # type: ignore[list-item]
+    assert await ids(store) == ["e2", "e1", "e3"]
+
+
+async def test_empty_batch_is_a_no_op(store: SessionStore) -> None:
+    await store.append_many([])
+    assert await store.list_sessions() == []
+
+
+def _bad(mutate: Callable[[dict[str, Any]], Any]) -> Any:
+    value = entry(9)
+    result = mutate(value)
+    return value if result is None else result
+
+
+CHEAP_BAD = [
+    pytest.param(lambda e: "not a dict", "must be a dict", id="not-dict"),
+    pytest.param(lambda e: e.pop("id") and None, "'id'", id="missing-id"),
+    pytest.param(lambda e: e.update(sessionId=""), "'sessionId'", id="empty-session"),
+    pytest.param(lambda e: e.update(parentId=3), "'parentId'", id="int-parent"),
+    pytest.param(lambda e: e.pop("parentId") and None, "'parentId'", id="missing-parent"),
+    pytest.param(lambda e: e.update(kind="note"), "'kind'", id="unknown-kind"),
+]
+
+DEEP_BAD = [
+    pytest.param(
+        lambda e: e.update(metadata={"x": {1, 2}}), "not JSON-serializable", id="set-value"
+    ),
+    pytest.param(lambda e: e.update(metadata={"x": math.nan}), "not JSON-serializable", id="nan"),
+    pytest.param(
+        lambda e: e.update(metadata={"x": "\ud800"}), "not JSON-serializable", id="lone-surrogate"
+    ),
+    pytest.param(lambda e: e.update(kind="summary"), "invalid shape", id="summary-without-text"),
+    pytest.param(lambda e: e.update(message="hi"), "invalid shape", id="message-not-object"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "message"), CHEAP_BAD + DEEP_BAD)
+async def test_bad_entry_refused_with_clear_error_and_nothing_written(
+    opener: Opener,
+    mutate: Callable[[dict[str, Any]], Any],
+    message: str,
+    request: pytest.FixtureRequest,
+) -> None:
+    if opener.kind == "memory" and any(f"-{p.id}]" in request.node.name for p in DEEP_BAD):
+        pytest.skip("memory store validates only the envelope until it shares the native codec")
+    store = opener()
+    await store.append(entry(1))  # type: ignore[arg-type]
+    with pytest.raises(StoreError, match=message):
+        await store.append_many([entry(2), _bad(mutate)])  # type: ignore[list-item]
+    assert await ids(store) == ["e1"]
+    assert await store.get("e2") is None
+    # the store stays usable
+    await store.append(entry(2))  # type: ignore[arg-type]
+    assert await ids(store) == ["e1", "e2"]
+
+
+async def test_errors_never_echo_entry_content(opener: Opener) -> None:
+    if opener.kind == "memory":
+        pytest.skip("memory store keeps any deep-copyable value")
+    store = opener()
+    secret = "sk-live-0123456789abcdef"
+    with pytest.raises(StoreError) as info:
+        await store.append(entry(1, kind="summary", metadata={"token": secret}))  # type: ignore[arg-type]
+    assert secret not in str(info.value)
+
+
+async def test_unicode_round_trip(store: SessionStore) -> None:
+    text = 'héllo — 日本語 🚀 \u2028 line\nsep "quoted" \\ tab\t e\u0301 \x00'
+    e = entry(1, metadata={"ключ": text})
+    e["message"]["content"][0]["text"] = text
+    await store.append(e)  # type: ignore[arg-type]
+    assert await store.get("e1") == e
+
+
+async def test_reopen_sees_everything(opener: Opener) -> None:
+    if opener.kind == "memory":
+        pytest.skip("memory store does not persist")
+    first = opener()
+    await first.append_many([entry(1), entry(2, "s2"), entry(3)])  # type: ignore[list-item]
+    second = opener()
+    assert await ids(second) == ["e1", "e3"]
+    assert await second.list_sessions() == ["s1", "s2"]
+    assert await second.get("e2") == entry(2, "s2")
+
+
+async def test_duplicate_across_instances_on_one_file(opener: Opener) -> None:
+    if opener.kind == "memory":
+        pytest.skip("memory stores do not share state")
+    a, b = opener(), opener()
+    await a.append(entry(1))  # type: ignore[arg-type]
+    assert await ids(b) == ["e1"]
+    await b.append(entry(2))  # type: ignore[arg-type]
+    with pytest.raises(DuplicateEntryError, match="'e2'"):
+        await a.append(entry(2))  # type: ignore[arg-type]
+    with pytest.raises(DuplicateEntryError, match="'e1'"):
+        await b.append_many([entry(3), entry(1)])  # type: ignore[list-item]
+    assert await ids(a) == ["e1", "e2"]
+    assert await ids(b) == ["e1", "e2"]
+
+
+async def test_concurrent_appends_in_one_process(store: SessionStore) -> None:
+    import anyio
+
+    async def writer(w: int) -> None:
+        for i in range(25):
+            await store.append(entry(w * 1000 + i))  # type: ignore[arg-type]
+
+    async with anyio.create_task_group() as tg:
+        for w in range(4):
+            tg.start_soon(writer, w)
+    got = await ids(store)
+    assert sorted(got) == sorted(f"e{w * 1000 + i}" for w in range(4) for i in range(25))
+    for w in range(4):  # each writer's own appends keep their order
+        mine = [x for x in got if int(x[1:]) // 1000 == w]
+        assert mine == [f"e{w * 1000 + i}" for i in range(25)]
