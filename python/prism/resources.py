@@ -1,0 +1,212 @@
+"""Resource loading through a caller-provided loader only.
+
+Prism never fetches anything itself: the host passes a ``ResourceLoader``
+whose ``load(uri)`` (sync or async) returns ``{"uri": ..., "text": str}`` or
+``{"uri": ..., "data": bytes}``. These helpers add the guards: the
+``"resource"`` permission is checked before the loader is called, results
+are size-limited and strictly decoded, and every error is a
+``ResourceError`` (or ``PermissionDeniedError``) whose message names the
+resource (without credentials or query string) and the reason, never its
+contents.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+from urllib.parse import urlsplit, urlunsplit
+
+from prism.config.manifests import PackageManifest, validate_package_manifest
+from prism.errors import ManifestError, ResourceError
+from prism.extensions._redaction import describe_error, make_text_redactor
+from prism.security.permissions import PermissionPolicy, PermissionRequest, require_permission
+
+DEFAULT_MAX_RESOURCE_BYTES = 1024 * 1024
+
+
+@runtime_checkable
+class ResourceLoader(Protocol):
+    def load(self, uri: str) -> Mapping[str, Any] | Awaitable[Mapping[str, Any]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TextResource:
+    uri: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class JsonResource:
+    uri: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestResource:
+    uri: str
+    manifest: PackageManifest
+
+
+def display_uri(uri: str) -> str:
+    """``uri`` without user info, query or fragment, for error messages."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return "<unparseable uri>"
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return shown if len(shown) <= 200 else shown[:197] + "..."
+
+
+def _check_uri(uri: object) -> str:
+    if not isinstance(uri, str) or not uri.strip():
+        raise ResourceError("resource uri must be a non-empty string")
+    if not uri.isprintable():
+        raise ResourceError("resource uri must not contain control characters")
+    return uri
+
+
+async def _fetch(
+    loader: ResourceLoader,
+    uri: str,
+    *,
+    max_bytes: int,
+    permission_policy: PermissionPolicy | None,
+    secrets: Iterable[str],
+) -> str:
+    _check_uri(uri)
+    if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 0:
+        raise ResourceError("max_bytes must be a non-negative integer")
+    shown = display_uri(uri)
+    await require_permission(permission_policy, PermissionRequest(kind="resource", name=uri))
+    load = getattr(loader, "load", None)
+    if not callable(load):
+        raise ResourceError("resource loader must have a callable load(uri)")
+    try:
+        result = load(uri)
+        if inspect.isawaitable(result):
+            result = await result
+    except Exception as error:
+        reason = describe_error(error, make_text_redactor(secrets))
+        raise ResourceError(f"resource {shown}: loader failed ({reason})") from error
+    if not isinstance(result, Mapping):
+        raise ResourceError(
+            f"resource {shown}: loader returned {type(result).__name__}, not a mapping"
+        )
+    returned_uri = result.get("uri", uri)
+    if returned_uri != uri:
+        raise ResourceError(f"resource {shown}: loader answered for a different uri")
+    has_text, has_data = "text" in result, "data" in result
+    if has_text == has_data:
+        raise ResourceError(
+            f"resource {shown}: loader result needs exactly one of 'text' or 'data'"
+        )
+    if has_text:
+        text = result["text"]
+        if not isinstance(text, str):
+            raise ResourceError(f"resource {shown}: 'text' must be a string")
+        # Characters never outnumber UTF-8 bytes, so only borderline texts are encoded.
+        if len(text) > max_bytes or (
+            len(text) * 4 > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes
+        ):
+            raise ResourceError(f"resource {shown}: larger than {max_bytes} bytes")
+        return text
+    data = result["data"]
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ResourceError(f"resource {shown}: 'data' must be bytes")
+    raw = bytes(data)
+    if len(raw) > max_bytes:
+        raise ResourceError(f"resource {shown}: larger than {max_bytes} bytes")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ResourceError(f"resource {shown}: not valid UTF-8 (byte {error.start})") from None
+
+
+async def load_text_resource(
+    loader: ResourceLoader,
+    uri: str,
+    *,
+    max_bytes: int = DEFAULT_MAX_RESOURCE_BYTES,
+    permission_policy: PermissionPolicy | None = None,
+    secrets: Iterable[str] = (),
+) -> TextResource:
+    """Load ``uri`` as UTF-8 text of at most ``max_bytes`` bytes. ``secrets``
+    are masked in a loader's error message."""
+    text = await _fetch(
+        loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, secrets=secrets
+    )
+    return TextResource(uri=uri, text=text)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_json(uri: str, text: str) -> Any:
+    shown = display_uri(uri)
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as error:
+        raise ResourceError(
+            f"resource {shown}: invalid JSON ({error.msg} at line {error.lineno} column {error.colno})"
+        ) from None
+    except (ValueError, RecursionError) as error:
+        reason = str(error) if isinstance(error, ValueError) else "nested too deeply"
+        raise ResourceError(f"resource {shown}: invalid JSON ({reason})") from None
+
+
+async def load_json_resource(
+    loader: ResourceLoader,
+    uri: str,
+    *,
+    max_bytes: int = DEFAULT_MAX_RESOURCE_BYTES,
+    permission_policy: PermissionPolicy | None = None,
+    secrets: Iterable[str] = (),
+) -> JsonResource:
+    text = await _fetch(
+        loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, secrets=secrets
+    )
+    return JsonResource(uri=uri, value=_parse_json(uri, text))
+
+
+async def load_manifest_resource(
+    loader: ResourceLoader,
+    uri: str,
+    *,
+    max_bytes: int = DEFAULT_MAX_RESOURCE_BYTES,
+    permission_policy: PermissionPolicy | None = None,
+    secrets: Iterable[str] = (),
+) -> ManifestResource:
+    """Load and validate a package manifest; manifest problems raise
+    ``ManifestError`` prefixed with the resource."""
+    text = await _fetch(
+        loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, secrets=secrets
+    )
+    value = _parse_json(uri, text)
+    try:
+        manifest = validate_package_manifest(value)
+    except ManifestError as error:
+        raise ManifestError(
+            f"resource {display_uri(uri)}: {error}", problems=error.problems
+        ) from None
+    return ManifestResource(uri=uri, manifest=manifest)
+
+
+class DictResourceLoader:
+    """A loader over an in-memory ``{uri: text | bytes}`` table, for tests
+    and hosts that embed their resources."""
+
+    def __init__(self, resources: Mapping[str, str | bytes]) -> None:
+        self._resources = dict(resources)
+
+    def load(self, uri: str) -> Mapping[str, Any]:
+        if uri not in self._resources:
+            raise ResourceError("no such resource")
+        value = self._resources[uri]
+        return (
+            {"uri": uri, "text": value} if isinstance(value, str) else {"uri": uri, "data": value}
+        )
