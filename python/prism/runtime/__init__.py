@@ -1,0 +1,17 @@
+"""The agent/session runtime: ``create_agent`` -> ``Agent`` -> ``AgentSession``."""
+
+from prism.runtime.agent import Agent, create_agent
+from prism.runtime.config import AgentConfig
+from prism.runtime.events import AGENT_EVENT_TYPES, AgentEventListener
+from prism.runtime.loop import RunResult
+from prism.runtime.session import AgentSession
+
+__all__ = [
+    "AGENT_EVENT_TYPES",
+    "Agent",
+    "AgentConfig",
+    "AgentEventListener",
+    "AgentSession",
+    "RunResult",
+    "create_agent",
+]

@@ -1,0 +1,95 @@
+"""``create_agent`` and ``Agent``: a frozen configuration that makes sessions."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prism.errors import ConfigError
+from prism.middleware import MiddlewareRegistry
+from prism.runtime.config import AgentConfig, SleepFn
+from prism.runtime.session import AgentSession
+from prism.stores.base import SessionStore
+from prism.stores.memory import MemorySessionStore
+from prism.tools.definition import ToolDefinition
+from prism.tools.registry import ToolRegistry
+
+
+class Agent:
+    """Holds an :class:`AgentConfig`; sessions share it (and nothing else).
+
+    Sessions without an explicit store use the agent's ``store``, or one
+    in-memory store the agent creates on first need, so every session of an
+    agent can see (``open_session``/``fork``/``clone``) the others.
+    """
+
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config
+        self._default_store: SessionStore | None = config.store
+
+    @property
+    def store(self) -> SessionStore:
+        if self._default_store is None:
+            self._default_store = MemorySessionStore()
+        return self._default_store
+
+    def create_session(
+        self, id: str | None = None, store: SessionStore | None = None
+    ) -> AgentSession:
+        """A session handle; an existing id on the store resumes that session
+        (its entries load on first use, the leaf is the last appended entry)."""
+        if id is not None and (not isinstance(id, str) or not id.strip()):
+            raise ConfigError(f"session id must be a non-empty string, got {id!r}")
+        if store is not None and not isinstance(store, SessionStore):
+            raise ConfigError("store must implement SessionStore")
+        return AgentSession(self, id or f"session_{uuid.uuid4().hex[:16]}", store or self.store)
+
+    async def open_session(self, id: str, store: SessionStore | None = None) -> AgentSession:
+        """``create_session`` + load: what RPC ``switchSession`` uses."""
+        return await self.create_session(id, store).load()
+
+
+def create_agent(
+    *,
+    model: Mapping[str, Any],
+    provider: Any,
+    tools: Sequence[ToolDefinition] | ToolRegistry = (),
+    middleware: MiddlewareRegistry | None = None,
+    system: str | Sequence[Any] | None = None,
+    retry: Any = None,
+    compaction: Any = None,
+    max_tool_rounds: int = 8,
+    tool_concurrency: int = 1,
+    attention_compiler: Any = None,
+    secrets: Sequence[str] = (),
+    permission_policy: Any = None,
+    context_providers: Sequence[Any] = (),
+    skills: Sequence[Any] = (),
+    store: SessionStore | None = None,
+    sleep: SleepFn | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> Agent:
+    """Validate the configuration once (``ConfigError`` names the bad option)
+    and return an :class:`Agent`. See docs/runtime.md for each option."""
+    return Agent(
+        AgentConfig.build(
+            model=model,
+            provider=provider,
+            tools=tools,
+            middleware=middleware,
+            system=system,
+            retry=retry,
+            compaction=compaction,
+            max_tool_rounds=max_tool_rounds,
+            tool_concurrency=tool_concurrency,
+            attention_compiler=attention_compiler,
+            secrets=secrets,
+            permission_policy=permission_policy,
+            context_providers=context_providers,
+            skills=skills,
+            store=store,
+            sleep=sleep,
+            metadata=metadata,
+        )
+    )

@@ -1,0 +1,54 @@
+"""The session's cached view of its current branch.
+
+Appends extend the cached lists in place, so a turn costs O(new entries)
+instead of re-walking the store; only a compaction, a leaf move, a fork or a
+session switch rebuilds from entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prism.branching import rebuild_session_context
+from prism.contracts import Message, ModelConfig, SessionEntry
+
+
+class BranchCache:
+    __slots__ = ("entries", "leaf_id", "message_entry_ids", "messages", "model", "summaries")
+
+    def __init__(
+        self, all_entries: Sequence[SessionEntry] = (), leaf_id: str | None = None
+    ) -> None:
+        self.reset(all_entries, leaf_id)
+
+    def reset(self, all_entries: Sequence[SessionEntry], leaf_id: str | None) -> None:
+        context = rebuild_session_context(all_entries, leaf_id)
+        self.entries: list[SessionEntry] = context.entries
+        self.messages: list[Message] = context.messages
+        self.message_entry_ids: list[str] = context.message_entry_ids
+        self.summaries: list[str] = context.summaries
+        self.model: ModelConfig | None = context.model
+        self.leaf_id: str | None = context.leaf_id
+
+    def extend(self, new_entries: Sequence[SessionEntry]) -> None:
+        """Record entries just appended as a chain under the current leaf."""
+        rebuild = False
+        for entry in new_entries:
+            self.entries.append(entry)
+            if entry["kind"] == "message":
+                self.messages.append(entry["message"])
+                self.message_entry_ids.append(entry["id"])
+            elif entry["kind"] == "summary":
+                self.summaries.append(entry["summary"])
+            elif entry["kind"] == "model_change":
+                self.model = entry["model"]
+            elif entry["kind"] == "compaction":
+                rebuild = True
+            self.leaf_id = entry["id"]
+        if rebuild:
+            # The branch itself is a valid entry list: each parent precedes its child.
+            self.reset(self.entries, self.leaf_id)
+
+    @property
+    def last_kind(self) -> str | None:
+        return self.entries[-1]["kind"] if self.entries else None

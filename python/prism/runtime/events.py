@@ -1,0 +1,88 @@
+"""Agent events: construction, redaction and synchronous fan-out to listeners.
+
+Every event is a plain dict (``contracts.AgentEvent``) carrying ``type``,
+``sessionId`` and, inside a run, ``runId``. docs/events.md documents the
+union and the order the runtime emits it in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from prism.contracts import AgentEvent, ErrorInfo
+from prism.security.redaction import SecretRedactor
+
+__all__ = ["AGENT_EVENT_TYPES", "AgentEventListener", "EventHub"]
+
+AgentEventListener = Callable[[AgentEvent], Any]
+
+AGENT_EVENT_TYPES: Final[tuple[str, ...]] = (
+    "run_started",
+    "message_started",
+    "message_delta",
+    "message_finished",
+    "tool_call",
+    "tool_result",
+    "retry_scheduled",
+    "compaction_started",
+    "compaction_finished",
+    "attention_compiled",
+    "model_changed",
+    "extension_error",
+    "error",
+    "run_finished",
+)
+
+
+class EventHub:
+    """Ordered listeners called synchronously, in subscription order.
+
+    A listener that raises never breaks the run: the failure is reported as
+    an ``extension_error`` event to the other listeners (a listener failing
+    on an ``extension_error`` is not reported again, so this cannot loop).
+    Events pass through the redactor once, before any listener sees them.
+    """
+
+    __slots__ = ("_listeners", "_redactor", "session_id")
+
+    def __init__(self, session_id: str, redactor: SecretRedactor | None) -> None:
+        self.session_id = session_id
+        self._redactor = redactor if redactor is not None and len(redactor) else None
+        self._listeners: list[AgentEventListener] = []
+
+    def subscribe(self, listener: AgentEventListener) -> Callable[[], None]:
+        if not callable(listener):
+            raise TypeError("event listener must be callable")
+        listeners = self._listeners
+        listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in listeners:
+                listeners.remove(listener)
+
+        return unsubscribe
+
+    def emit(self, event: dict[str, Any], run_id: str | None = None) -> AgentEvent:
+        event["sessionId"] = self.session_id
+        if run_id is not None:
+            event["runId"] = run_id
+        out: AgentEvent = event  # type: ignore[assignment]
+        if self._redactor is not None:
+            out = self._redactor.redact_value(out)
+        if not self._listeners:
+            return out
+        for listener in tuple(self._listeners):
+            try:
+                listener(out)
+            except Exception as error:
+                if out.get("type") != "extension_error":
+                    self.report_extension_error("listener", error, run_id)
+        return out
+
+    def report_extension_error(self, source: str, error: BaseException, run_id: str | None) -> None:
+        info: ErrorInfo = {
+            "message": str(error) or type(error).__name__,
+            "code": getattr(error, "code", None) or "extension_error",
+        }
+        self.emit({"type": "extension_error", "source": source, "error": info}, run_id)

@@ -1,0 +1,40 @@
+"""Turning what a caller passes to ``run``/``steer``/``follow_up`` into messages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prism.contracts import Message
+from prism.errors import ConfigError
+
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+_INPUT_HINT = "input must be a non-empty string, a message dict, or a list of message dicts"
+
+
+def _check_message(value: Any, where: str) -> Message:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a message dict, got {type(value).__name__}")
+    if value.get("role") not in _ROLES:
+        raise ConfigError(
+            f"{where}.role must be one of {sorted(_ROLES)}, got {value.get('role')!r}"
+        )
+    content = value.get("content")
+    if not isinstance(content, list) or not all(
+        isinstance(block, Mapping) and isinstance(block.get("type"), str) for block in content
+    ):
+        raise ConfigError(f"{where}.content must be a list of content blocks with a 'type'")
+    return dict(value)  # type: ignore[return-value]
+
+
+def normalize_input(value: Any) -> list[Message]:
+    """A string becomes one user text message; messages are kept (shallow-copied)."""
+    if isinstance(value, str):
+        if not value:
+            raise ConfigError(_INPUT_HINT)
+        return [{"role": "user", "content": [{"type": "text", "text": value}]}]
+    if isinstance(value, Mapping):
+        return [_check_message(value, "input")]
+    if isinstance(value, Sequence) and not isinstance(value, bytes) and value:
+        return [_check_message(item, f"input[{i}]") for i, item in enumerate(value)]
+    raise ConfigError(_INPUT_HINT)

@@ -1,0 +1,304 @@
+"""The agent loop of one run: input -> (auto-compaction) -> provider turns
+-> tool rounds -> steer / follow-up -> result.
+
+Persistence rule: the run's input is appended first; afterwards an assistant
+message is appended only together with the tool results it asked for, in one
+``append_many`` batch, so no abort or failure can leave a tool call without
+its result in the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from prism.contracts import (
+    ErrorInfo,
+    Message,
+    ModelConfig,
+    SessionEntry,
+    ToolCall,
+    ToolDeclaration,
+    ToolResult,
+    Usage,
+)
+from prism.errors import MaxToolRoundsError, ProviderError
+from prism.retry import (
+    RetryContext,
+    RetryOptions,
+    clamp_middleware_decision,
+    decide_retry,
+    wait_for_retry,
+)
+from prism.retry import redact_error_info as redact_retry_error
+from prism.runtime.turn import TurnOutcome, assemble_turn, stream_turn
+from prism.tools.definition import ToolContext
+from prism.tools.dispatch import run_tool_calls
+
+if TYPE_CHECKING:
+    from prism.runtime.session import AgentSession
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What ``session.run`` returns.
+
+    ``messages`` are the messages this run appended (input, assistant, tool
+    results, injected steer/follow-up input) in order; ``message``/``text``
+    are the final assistant message and its text.
+    """
+
+    session_id: str
+    run_id: str
+    message: Message | None
+    text: str
+    messages: list[Message]
+    usage: Usage
+    stop_reason: str | None
+    tool_rounds: int
+    leaf_id: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "runId": self.run_id,
+            "text": self.text,
+            "message": self.message,
+            "usage": dict(self.usage),
+            "toolRounds": self.tool_rounds,
+            "leafId": self.leaf_id,
+        }
+        if self.stop_reason is not None:
+            out["stopReason"] = self.stop_reason
+        return out
+
+
+@dataclass(slots=True)
+class RunState:
+    """Mutable state of the active run; options are resolved once at start."""
+
+    run_id: str
+    emit: Callable[[dict[str, Any]], Any]
+    model: ModelConfig | None
+    system: tuple[str, ...]
+    retry: Any
+    compaction: Any
+    max_tool_rounds: int
+    metadata: Mapping[str, Any]
+    tool_declarations: list[ToolDeclaration]
+    attention: Any = None
+    turn: int = 0
+    messages: list[Message] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    tool_rounds: int = 0
+    total_tool_rounds: int = 0
+    final: Message | None = None
+    stop_reason: str | None = None
+    first_message_index: int = 0
+
+
+def _text_of(message: Message | None) -> str:
+    if message is None:
+        return ""
+    return "".join(b["text"] for b in message["content"] if b["type"] == "text")
+
+
+def _add_usage(total: dict[str, int], usage: Mapping[str, Any]) -> None:
+    for key, value in usage.items():
+        total[key] = total.get(key, 0) + value
+
+
+def message_entry(
+    session: AgentSession, message: Message, entry_id: str | None = None
+) -> SessionEntry:
+    return {
+        "id": entry_id or session.new_entry_id(),
+        "sessionId": session.id,
+        "parentId": None,  # chained under the leaf at append time
+        "kind": "message",
+        "message": message,
+    }
+
+
+def tool_message(result: ToolResult) -> Message:
+    block: dict[str, Any] = {
+        "type": "tool_result",
+        "toolCallId": result["toolCallId"],
+        "name": result["name"],
+        "result": result.get("value"),
+    }
+    if result.get("isError"):
+        block["isError"] = True
+    if result.get("metadata"):
+        block["metadata"] = result["metadata"]
+    return {"role": "tool", "content": [block]}  # type: ignore[list-item]
+
+
+def _error_result(call: ToolCall, message: str, code: str) -> ToolResult:
+    return {
+        "toolCallId": call["id"],
+        "name": call["name"],
+        "value": {"message": message, "code": code},
+        "isError": True,
+    }
+
+
+async def _append_messages(
+    session: AgentSession, run: RunState, messages: Sequence[Message], first_id: str | None = None
+) -> None:
+    entries = [
+        message_entry(session, m, first_id if i == 0 else None) for i, m in enumerate(messages)
+    ]
+    await session._append_chain(entries)
+    run.messages.extend(messages)
+
+
+async def _provider_turn(session: AgentSession, run: RunState) -> TurnOutcome:
+    """A provider turn with retry: only a failure before any output is retried."""
+    config = session.agent.config
+    run.turn += 1
+    request = await assemble_turn(session, run)
+    options: RetryOptions | None = run.retry
+    policy = options.resolve_policy() if options is not None else None
+    attempt = 1
+    while True:
+        outcome = await stream_turn(session, run, request)
+        if outcome.error is None:
+            return outcome
+        info: ErrorInfo = outcome.error
+        if options is not None and options.secrets:
+            info = redact_retry_error(info, options.secrets)
+        if policy is None or options is None or outcome.output_started:
+            raise ProviderError(info)
+        ctx = RetryContext(
+            attempt=attempt,
+            error=info,
+            output_started=False,
+            session_id=session.id,
+            run_id=run.run_id,
+            metadata=options.metadata,
+        )
+        decision = await decide_retry(policy, ctx)
+        middleware = config.middleware
+        if decision.retry and middleware is not None and middleware.has("retry"):
+            updated = await middleware.run("retry", {"context": ctx, "decision": decision})
+            decision = clamp_middleware_decision(decision, updated)
+        if not decision.retry:
+            raise ProviderError(info)
+        run.emit(
+            {
+                "type": "retry_scheduled",
+                "attempt": attempt,
+                "delayMs": decision.delay_ms,
+                "error": info,
+            }
+        )
+        await wait_for_retry(decision, config.sleep)
+        attempt += 1
+
+
+async def _tool_round(session: AgentSession, run: RunState, outcome: TurnOutcome) -> None:
+    config = session.agent.config
+    assert outcome.message is not None
+    calls = outcome.tool_calls
+    over_limit = run.tool_rounds >= run.max_tool_rounds
+    results: list[ToolResult | None] = [None] * len(calls)
+    runnable: list[tuple[int, ToolCall]] = []
+    for index, call in enumerate(calls):
+        if over_limit:
+            results[index] = _error_result(
+                call,
+                f"Tool not run: the run reached max_tool_rounds ({run.max_tool_rounds})",
+                "max_tool_rounds",
+            )
+        elif call["id"] in outcome.invalid_calls:
+            results[index] = _error_result(
+                call, outcome.invalid_calls[call["id"]], "invalid_arguments"
+            )
+        else:
+            runnable.append((index, call))
+    for index, result in enumerate(results):
+        if result is not None:
+            if not over_limit:
+                run.emit({"type": "tool_call", "toolCall": calls[index]})
+            run.emit({"type": "tool_result", "result": result})
+
+    def on_start(_index: int, call: ToolCall) -> None:
+        run.emit({"type": "tool_call", "toolCall": call})
+
+    def on_result(_index: int, result: ToolResult) -> None:
+        run.emit({"type": "tool_result", "result": result})
+
+    if not over_limit:
+        run.tool_rounds += 1
+        run.total_tool_rounds += 1
+    if runnable:
+        dispatched = await run_tool_calls(
+            [call for _, call in runnable],
+            registry=config.tools,
+            context=ToolContext(session_id=session.id, run_id=run.run_id, metadata=run.metadata),
+            concurrency=config.tool_concurrency,
+            middleware=config.middleware,
+            permission_policy=config.permission_policy,
+            redactor=config.redactor,
+            on_start=on_start,
+            on_result=on_result,
+        )
+        for (index, _), result in zip(runnable, dispatched, strict=True):
+            results[index] = result
+    finished = [r for r in results if r is not None]
+    batch = [outcome.message, *(tool_message(r) for r in finished)]
+    await _append_messages(session, run, batch, first_id=outcome.message_id)
+    if over_limit:
+        raise MaxToolRoundsError(
+            f"Agent run exceeded max_tool_rounds ({run.max_tool_rounds}): the provider asked for"
+            " more tool calls; they were answered with error results and not run"
+        )
+
+
+async def execute_run(
+    session: AgentSession, run: RunState, input_messages: list[Message]
+) -> RunResult:
+    """The loop. Called inside the session's run scope; raises on failure."""
+    run.first_message_index = len(session.branch.messages)
+    await _append_messages(session, run, input_messages)
+    await session._maybe_auto_compact(run)
+    while True:
+        outcome = await _provider_turn(session, run)
+        _add_usage(run.usage, outcome.usage)
+        run.stop_reason = outcome.stop_reason
+        if outcome.tool_calls:
+            await _tool_round(session, run, outcome)
+        else:
+            assert outcome.message is not None
+            await _append_messages(session, run, [outcome.message], first_id=outcome.message_id)
+            run.final = outcome.message
+        # Steering is consumed before the next provider turn, after the tool
+        # results just appended; follow-ups only when the run would end.
+        steering = session._take_steering()
+        if steering:
+            await _append_messages(session, run, steering)
+            continue
+        if outcome.tool_calls:
+            continue
+        follow_up = session._take_follow_up()
+        if follow_up is not None:
+            run.tool_rounds = 0
+            await _append_messages(session, run, [follow_up])
+            continue
+        # No await between the last queue check and closing the queues, so a
+        # steer/follow_up can never be accepted and then silently dropped.
+        session._close_queues()
+        break
+    return RunResult(
+        session_id=session.id,
+        run_id=run.run_id,
+        message=run.final,
+        text=_text_of(run.final),
+        messages=list(run.messages),
+        usage=dict(run.usage),  # type: ignore[arg-type]
+        stop_reason=run.stop_reason,
+        tool_rounds=run.total_tool_rounds,
+        leaf_id=session.leaf_id,
+    )

@@ -1,0 +1,243 @@
+"""One provider turn: assemble the request, stream the provider, build the
+assistant message. The loop around turns lives in ``prism.runtime.loop``.
+
+``assemble_turn`` is the single place the runtime builds a provider request,
+so attention compilation and other request shaping plug in here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from prism.contracts import (
+    ContentBlock,
+    ErrorInfo,
+    Message,
+    ModelConfig,
+    ProviderRequest,
+    ToolCall,
+    Usage,
+)
+from prism.providers.base import error_info_from_exception
+from prism.runtime import _deps
+
+if TYPE_CHECKING:
+    from prism.runtime.loop import RunState
+    from prism.runtime.session import AgentSession
+
+
+@dataclass(slots=True)
+class TurnOutcome:
+    """What a provider turn produced. ``error`` is set when it failed;
+    ``output_started`` tells whether anything reached listeners first (which
+    rules out a retry)."""
+
+    message_id: str
+    message: Message | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    invalid_calls: dict[str, str] = field(default_factory=dict)
+    usage: Usage = field(default_factory=dict)  # type: ignore[assignment]
+    stop_reason: str | None = None
+    error: ErrorInfo | None = None
+    output_started: bool = False
+
+
+def effective_model(session: AgentSession, run: RunState) -> ModelConfig:
+    if run.model is not None:
+        return run.model
+    return session.current_model
+
+
+async def assemble_turn(session: AgentSession, run: RunState) -> ProviderRequest:
+    """Build this turn's provider request from the cached branch context.
+
+    ``session.branch.messages`` already holds the run's input and every tool
+    result appended so far (``run.first_message_index`` marks where this
+    run's messages start), so it goes in whole as ``history``; the list is
+    the session's cache and must not be mutated by anything downstream.
+    """
+    config = session.agent.config
+    branch = session.branch
+    metadata: dict[str, Any] = {"sessionId": session.id, "runId": run.run_id}
+    if run.metadata:
+        metadata.update(run.metadata)
+    request = await _deps.assemble_provider_input(
+        model=effective_model(session, run),
+        input=None,
+        history=branch.messages,
+        summaries=branch.summaries,
+        system_instructions=[*config.system, *run.system] or None,
+        tools=run.tool_declarations,
+        middleware=config.middleware,
+        context_providers=config.context_providers,
+        skills=config.skills,
+        metadata=metadata,
+        session_id=session.id,
+        run_id=run.run_id,
+        turn=run.turn,
+        redactor=config.redactor if len(config.redactor) else None,
+        **attention_options(session, run),
+    )
+    middleware = config.middleware
+    if middleware is not None and middleware.has("provider_request"):
+        request = await middleware.run("provider_request", request)
+    return request
+
+
+def attention_options(session: AgentSession, run: RunState) -> dict[str, Any]:
+    """Attention wiring point: compiler (agent option narrowed by the run's
+    overlay), the session's sticky frontier, and the report callback that
+    emits ``attention_compiled``. Empty when no compiler is configured."""
+    compiler = session.agent.config.attention_compiler
+    if compiler is None:
+        return {}
+
+    def on_report(report: Any) -> None:
+        to_event = getattr(report, "to_event", None)
+        fields = to_event() if callable(to_event) else dict(report or {})
+        run.emit({"type": "attention_compiled", **fields})
+
+    return {
+        "attention_compiler": compiler,
+        "attention_sticky": session.attention_sticky,
+        "on_attention_report": on_report,
+    }
+
+
+class _CallSlot:
+    __slots__ = ("arguments", "complete", "id", "name", "parts")
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.name = ""
+        self.parts: list[str] = []
+        self.arguments: dict[str, Any] | None = None
+        self.complete = False
+
+
+def _new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:16]}"
+
+
+async def stream_turn(
+    session: AgentSession, run: RunState, request: ProviderRequest
+) -> TurnOutcome:
+    """Stream one provider response. Never raises for provider faults: they
+    come back in ``outcome.error``. Cancellation propagates."""
+    emit = run.emit
+    outcome = TurnOutcome(message_id=session.new_entry_id())
+    message_id = outcome.message_id
+    text: list[str] = []
+    thinking: list[str] = []
+    signature: str | None = None
+    slots: list[_CallSlot] = []
+    by_index: dict[int, _CallSlot] = {}
+    usage: dict[str, int] = {}
+
+    def start() -> None:
+        if not outcome.output_started:
+            outcome.output_started = True
+            emit({"type": "message_started", "role": "assistant", "messageId": message_id})
+
+    provider = session.agent.config.provider
+    try:
+        stream = provider.generate(request)
+        async with aclosing(stream):
+            async for event in stream:
+                kind = event.get("type")
+                if kind == "content_delta":
+                    start()
+                    text.append(event["text"])
+                    emit(
+                        {
+                            "type": "message_delta",
+                            "messageId": message_id,
+                            "delta": {"type": "text", "text": event["text"]},
+                        }
+                    )
+                elif kind == "thinking_delta":
+                    start()
+                    thinking.append(event["text"])
+                    if event.get("signature"):
+                        signature = event["signature"]
+                    emit(
+                        {
+                            "type": "message_delta",
+                            "messageId": message_id,
+                            "delta": {"type": "thinking", "text": event["text"]},
+                        }
+                    )
+                elif kind == "tool_call_delta":
+                    start()
+                    slot = by_index.get(event["index"])
+                    if slot is None:
+                        slot = by_index[event["index"]] = _CallSlot()
+                        slots.append(slot)
+                    if event.get("id"):
+                        slot.id = event["id"]
+                    if event.get("name"):
+                        slot.name += event["name"]
+                    if event.get("argumentsDelta"):
+                        slot.parts.append(event["argumentsDelta"])
+                elif kind == "tool_call":
+                    start()
+                    complete = event["toolCall"]
+                    slot = _CallSlot()
+                    slot.id, slot.name, slot.complete = complete["id"], complete["name"], True
+                    slot.arguments = dict(complete.get("arguments") or {})
+                    slots.append(slot)
+                elif kind == "usage":
+                    usage.update(event.get("usage") or {})
+                elif kind == "done":
+                    usage.update(event.get("usage") or {})
+                    outcome.stop_reason = event.get("stopReason")
+                    break
+                elif kind == "error":
+                    outcome.error = dict(event.get("error") or {"message": "provider error"})  # type: ignore[assignment]
+                    break
+    except anyio.get_cancelled_exc_class():
+        raise
+    except Exception as error:
+        outcome.error = error_info_from_exception(error, session.agent.config.redactor)
+    outcome.usage = usage  # type: ignore[assignment]
+    if outcome.error is not None:
+        return outcome
+
+    content: list[ContentBlock] = []
+    if thinking:
+        block: dict[str, Any] = {"type": "thinking", "text": "".join(thinking)}
+        if signature is not None:
+            block["signature"] = signature
+        content.append(block)  # type: ignore[arg-type]
+    if text:
+        content.append({"type": "text", "text": "".join(text)})
+    for slot in slots:
+        call_id = slot.id or _new_call_id()
+        if slot.complete:
+            arguments = slot.arguments or {}
+        else:
+            arguments, problem = _deps.parse_arguments("".join(slot.parts))
+            if problem is not None:
+                outcome.invalid_calls[call_id] = problem
+        call: ToolCall = {"id": call_id, "name": slot.name, "arguments": arguments}
+        outcome.tool_calls.append(call)
+        content.append({"type": "tool_call", **call})
+    outcome.message = {"role": "assistant", "content": content}
+    start()
+    finished: dict[str, Any] = {
+        "type": "message_finished",
+        "role": "assistant",
+        "messageId": message_id,
+        "message": outcome.message,
+    }
+    if usage:
+        finished["usage"] = usage
+    if outcome.stop_reason is not None:
+        finished["stopReason"] = outcome.stop_reason
+    emit(finished)
+    return outcome
