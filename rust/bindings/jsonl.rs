@@ -1,0 +1,125 @@
+//! Session files: parse and validate batches of lines with the GIL released,
+//! then build dicts for the accepted lines and error records for the rest.
+use crate::jsonl::{parse_lines, split_lines, JVal, Line, Outcome};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyString};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Bytes of input per GIL-free parse step: bounds the Rust-side copy of the
+/// parsed values so peak memory is the input plus the Python objects.
+const BATCH_BYTES: usize = 8 << 20;
+
+/// Object keys are few and repeated; one Python str per distinct short key
+/// saves an allocation per key and shares the cached hash, like `json.loads`.
+struct Keys<'a, 'py> {
+    py: Python<'py>,
+    cache: HashMap<&'a str, Bound<'py, PyString>>,
+}
+
+impl<'a, 'py> Keys<'a, 'py> {
+    fn get(&mut self, k: &Cow<'a, str>) -> Bound<'py, PyString> {
+        match k {
+            Cow::Borrowed(s) if s.len() <= 40 => {
+                if let Some(v) = self.cache.get(s) {
+                    return v.clone();
+                }
+                let v = PyString::new(self.py, s);
+                self.cache.insert(s, v.clone());
+                v
+            }
+            _ => PyString::new(self.py, k),
+        }
+    }
+}
+
+fn to_py<'a, 'py>(v: &JVal<'a>, keys: &mut Keys<'a, 'py>) -> PyResult<Bound<'py, PyAny>> {
+    let py = keys.py;
+    Ok(match v {
+        JVal::Null => py.None().into_bound(py),
+        JVal::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
+        JVal::I64(i) => i.into_pyobject(py)?.into_any(),
+        JVal::U64(u) => u.into_pyobject(py)?.into_any(),
+        JVal::F64(f) => PyFloat::new(py, *f).into_any(),
+        JVal::Str(s) => PyString::new(py, s).into_any(),
+        JVal::Arr(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(item, keys)?)?;
+            }
+            list.into_any()
+        }
+        JVal::Obj(pairs) => {
+            let d = PyDict::new(py);
+            for (k, val) in pairs {
+                d.set_item(keys.get(k), to_py(val, keys)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+type Parsed<'py> = (Bound<'py, PyList>, Bound<'py, PyList>);
+
+fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parsed<'py>> {
+    if first_line < 1 {
+        return Err(PyValueError::new_err("first_line must be >= 1"));
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+    let lines: Vec<Line<'_>> = py.detach(|| split_lines(data, first_line));
+    let entries = PyList::empty(py);
+    let errors = PyList::empty(py);
+    let mut keys = Keys { py, cache: HashMap::new() };
+    let mut start = 0;
+    while start < lines.len() {
+        let mut end = start;
+        let mut bytes = 0;
+        while end < lines.len() && (end == start || bytes + lines[end].bytes.len() <= BATCH_BYTES) {
+            bytes += lines[end].bytes.len();
+            end += 1;
+        }
+        let batch = &lines[start..end];
+        let outcomes = py.detach(|| parse_lines(batch, threads));
+        for (outcome, line) in outcomes.iter().zip(batch) {
+            match outcome {
+                Outcome::Entry(v) => entries.append(to_py(v, &mut keys)?)?,
+                Outcome::Blank => {}
+                Outcome::Error(reason) => {
+                    let rec = PyDict::new(py);
+                    rec.set_item("line", line.number)?;
+                    rec.set_item("reason", reason)?;
+                    rec.set_item("raw", String::from_utf8_lossy(line.bytes))?;
+                    errors.append(rec)?;
+                }
+            }
+        }
+        start = end;
+    }
+    Ok((entries, errors))
+}
+
+/// Parses a session file's bytes: `(entries, errors)`, errors as
+/// `{"line", "reason", "raw"}` with 1-based line numbers from `first_line`.
+#[pyfunction]
+#[pyo3(signature = (data, *, first_line = 1))]
+pub fn parse_session_entries<'py>(data: &Bound<'py, PyBytes>, first_line: usize) -> PyResult<Parsed<'py>> {
+    parse(data.py(), data.as_bytes(), first_line)
+}
+
+/// Reads and parses a session file; a missing file raises FileNotFoundError.
+#[pyfunction]
+pub fn read_session_entries(py: Python<'_>, path: PathBuf) -> PyResult<Parsed<'_>> {
+    let data = py.detach(|| std::fs::read(&path)).map_err(|e| {
+        let name = path.display().to_string();
+        let code = e.raw_os_error().unwrap_or(0);
+        let msg = e.to_string();
+        if e.kind() == std::io::ErrorKind::NotFound {
+            PyFileNotFoundError::new_err((code, msg, name))
+        } else {
+            PyOSError::new_err((code, msg, name))
+        }
+    })?;
+    parse(py, &data, 1)
+}

@@ -1,0 +1,342 @@
+//! Walks Python values in place as if they were compact JSON, feeding a
+//! `Sink` (a length counter or a hasher). Errors carry the path to the
+//! offending value, built only while unwinding so the happy path pays nothing.
+use crate::digest::JsonHasher;
+use crate::json_len::{escaped_extra, int_len, py_float_repr};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+/// Containers nested deeper than this are refused (this is also what stops
+/// cyclic values). Session-file lines nest the message 3 levels down and the
+/// JSONL parser allows 127, so every accepted value can be stored and read back.
+pub const MAX_DEPTH: usize = 100;
+
+/// Strings at least this long are scanned or hashed with the GIL released.
+pub const DETACH_BYTES: usize = 1 << 20;
+
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+pub enum Kind {
+    Type,
+    Value,
+}
+
+pub struct WalkError {
+    kind: Kind,
+    msg: String,
+    path: Vec<Seg>,
+}
+
+pub type WalkResult<T> = Result<T, WalkError>;
+
+impl WalkError {
+    pub fn type_err(msg: impl Into<String>) -> Self {
+        Self { kind: Kind::Type, msg: msg.into(), path: Vec::new() }
+    }
+    pub fn value_err(msg: impl Into<String>) -> Self {
+        Self { kind: Kind::Value, msg: msg.into(), path: Vec::new() }
+    }
+    /// Keeps the message of a Python error (e.g. int digit limits) but makes it
+    /// a ValueError/TypeError that names the path.
+    pub fn from_py(py: Python<'_>, err: PyErr) -> Self {
+        let kind = if err.is_instance_of::<PyTypeError>(py) { Kind::Type } else { Kind::Value };
+        Self { kind, msg: err.value(py).to_string(), path: Vec::new() }
+    }
+    pub fn in_key(mut self, key: &Bound<'_, PyAny>) -> Self {
+        self.path.push(Seg::Key(key.str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()));
+        self
+    }
+    pub fn in_field(mut self, key: &str) -> Self {
+        self.path.push(Seg::Key(key.to_owned()));
+        self
+    }
+    pub fn in_index(mut self, i: usize) -> Self {
+        self.path.push(Seg::Index(i));
+        self
+    }
+    pub fn path(&self) -> String {
+        let mut out = String::from("$");
+        for seg in self.path.iter().rev() {
+            match seg {
+                Seg::Index(i) => out.push_str(&format!("[{i}]")),
+                Seg::Key(k) => {
+                    let ident = !k.is_empty()
+                        && !k.starts_with(|c: char| c.is_ascii_digit())
+                        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    if ident {
+                        out.push('.');
+                        out.push_str(k);
+                    } else {
+                        let shown: String = k.chars().take(64).collect();
+                        out.push_str(&format!("[{shown:?}]"));
+                    }
+                }
+            }
+        }
+        out
+    }
+    pub fn into_pyerr(self) -> PyErr {
+        let msg = format!("{} at {}", self.msg, self.path());
+        match self.kind {
+            Kind::Type => PyTypeError::new_err(msg),
+            Kind::Value => PyValueError::new_err(msg),
+        }
+    }
+}
+
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+}
+
+/// Code points of a str: O(1), no copy.
+#[inline]
+pub fn code_points(s: &Bound<'_, PyString>) -> usize {
+    unsafe { ffi::PyUnicode_GetLength(s.as_ptr()) as usize }
+}
+
+/// UTF-8 bytes of a str that may hold lone surrogates (which `to_str`
+/// refuses): encoded with `surrogatepass`. Such bytes are >= 0x80, so escape
+/// scanning and secret matching still see every ASCII byte.
+pub fn surrogate_bytes<'py>(s: &Bound<'py, PyString>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let py = s.py();
+    unsafe {
+        let ptr = ffi::PyUnicode_AsEncodedString(s.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr());
+        Ok(Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked())
+    }
+}
+
+pub trait Sink {
+    fn punct(&mut self, b: &'static [u8]);
+    fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()>;
+    fn int(&mut self, v: i64);
+    fn digits(&mut self, d: &str);
+    fn float(&mut self, repr: &str);
+}
+
+/// Counts code points of the compact JSON form.
+#[derive(Default)]
+pub struct LenSink {
+    pub total: usize,
+}
+
+pub fn string_len(s: &Bound<'_, PyString>) -> WalkResult<usize> {
+    let cp = code_points(s);
+    let extra = match s.to_str() {
+        Ok(text) => scan(s.py(), text.as_bytes()),
+        Err(_) => {
+            let b = surrogate_bytes(s).map_err(|e| WalkError::from_py(s.py(), e))?;
+            scan(s.py(), b.as_bytes())
+        }
+    };
+    Ok(cp + 2 + extra)
+}
+
+fn scan(py: Python<'_>, bytes: &[u8]) -> usize {
+    if bytes.len() >= DETACH_BYTES {
+        py.detach(|| escaped_extra(bytes))
+    } else {
+        escaped_extra(bytes)
+    }
+}
+
+use pyo3::types::PyBytesMethods;
+
+impl Sink for LenSink {
+    #[inline]
+    fn punct(&mut self, b: &'static [u8]) {
+        self.total += b.len();
+    }
+    #[inline]
+    fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
+        self.total += string_len(s)?;
+        Ok(())
+    }
+    #[inline]
+    fn int(&mut self, v: i64) {
+        self.total += int_len(v);
+    }
+    fn digits(&mut self, d: &str) {
+        self.total += d.len();
+    }
+    fn float(&mut self, repr: &str) {
+        self.total += repr.len();
+    }
+}
+
+/// Streams the compact JSON UTF-8 bytes into SHA-256.
+pub struct HashSink {
+    pub hasher: JsonHasher,
+}
+
+impl Sink for HashSink {
+    #[inline]
+    fn punct(&mut self, b: &'static [u8]) {
+        self.hasher.raw(b);
+    }
+    fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
+        let text = s.to_str().map_err(|_| {
+            WalkError::value_err("str with a lone surrogate has no UTF-8 encoding")
+        })?;
+        let bytes = text.as_bytes();
+        if bytes.len() >= DETACH_BYTES {
+            let hasher = &mut self.hasher;
+            s.py().detach(|| hasher.string(bytes));
+        } else {
+            self.hasher.string(bytes);
+        }
+        Ok(())
+    }
+    fn int(&mut self, v: i64) {
+        self.hasher.raw(v.to_string().as_bytes());
+    }
+    fn digits(&mut self, d: &str) {
+        self.hasher.raw(d.as_bytes());
+    }
+    fn float(&mut self, repr: &str) {
+        self.hasher.raw(repr.as_bytes());
+    }
+}
+
+pub fn walk<S: Sink>(obj: &Bound<'_, PyAny>, depth: usize, sink: &mut S) -> WalkResult<()> {
+    if let Ok(s) = obj.cast_exact::<PyString>() {
+        return sink.string(s);
+    }
+    if let Ok(d) = obj.cast_exact::<PyDict>() {
+        return walk_dict(d, depth + 1, sink);
+    }
+    if let Ok(l) = obj.cast_exact::<PyList>() {
+        return walk_seq(l.iter(), depth + 1, sink);
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        return walk_int(obj, sink);
+    }
+    if let Ok(b) = obj.cast_exact::<PyBool>() {
+        sink.punct(if b.is_true() { b"true" } else { b"false" });
+        return Ok(());
+    }
+    if obj.is_none() {
+        sink.punct(b"null");
+        return Ok(());
+    }
+    if obj.is_exact_instance_of::<PyFloat>() {
+        return walk_float(obj, sink);
+    }
+    if let Ok(t) = obj.cast_exact::<PyTuple>() {
+        return walk_seq(t.iter(), depth + 1, sink);
+    }
+    // Subclasses behave as their base, as in `json.dumps`.
+    if let Ok(s) = obj.cast::<PyString>() {
+        return sink.string(s);
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        return walk_dict(d, depth + 1, sink);
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return walk_seq(l.iter(), depth + 1, sink);
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return walk_seq(t.iter(), depth + 1, sink);
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return walk_int(obj, sink);
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return walk_float(obj, sink);
+    }
+    Err(WalkError::type_err(format!("Object of type {} is not JSON serializable", type_name(obj))))
+}
+
+fn too_deep() -> WalkError {
+    WalkError::value_err(format!("value nested deeper than MAX_DEPTH ({MAX_DEPTH}); is it cyclic?"))
+}
+
+fn walk_dict<S: Sink>(d: &Bound<'_, PyDict>, depth: usize, sink: &mut S) -> WalkResult<()> {
+    if depth > MAX_DEPTH {
+        return Err(too_deep());
+    }
+    sink.punct(b"{");
+    let mut first = true;
+    for (k, v) in d.iter() {
+        if !first {
+            sink.punct(b",");
+        }
+        first = false;
+        let key = k.cast::<PyString>().map_err(|_| {
+            // json.dumps would coerce int/float/bool/None keys; Prism's wire
+            // shapes only have str keys, so a non-str key is a caller bug.
+            WalkError::type_err(format!("keys must be str, not {}", type_name(&k)))
+        })?;
+        sink.string(key).map_err(|e| e.in_key(&k))?;
+        sink.punct(b":");
+        walk(&v, depth, sink).map_err(|e| e.in_key(&k))?;
+    }
+    sink.punct(b"}");
+    Ok(())
+}
+
+fn walk_seq<'py, S: Sink>(
+    items: impl Iterator<Item = Bound<'py, PyAny>>,
+    depth: usize,
+    sink: &mut S,
+) -> WalkResult<()> {
+    if depth > MAX_DEPTH {
+        return Err(too_deep());
+    }
+    sink.punct(b"[");
+    for (i, v) in items.enumerate() {
+        if i > 0 {
+            sink.punct(b",");
+        }
+        walk(&v, depth, sink).map_err(|e| e.in_index(i))?;
+    }
+    sink.punct(b"]");
+    Ok(())
+}
+
+fn walk_int<S: Sink>(obj: &Bound<'_, PyAny>, sink: &mut S) -> WalkResult<()> {
+    let py = obj.py();
+    let mut overflow = 0;
+    let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(obj.as_ptr(), &mut overflow) };
+    if overflow == 0 {
+        if v == -1 {
+            if let Some(err) = PyErr::take(py) {
+                return Err(WalkError::from_py(py, err));
+            }
+        }
+        sink.int(v);
+        return Ok(());
+    }
+    // Past 64 bits: the decimal text itself (int subclasses print as int,
+    // like json.dumps). CPython's digit limit surfaces as a ValueError.
+    let exact = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyNumber_Index(obj.as_ptr())) }
+        .map_err(|e| WalkError::from_py(py, e))?;
+    let text = exact.str().map_err(|e| WalkError::from_py(py, e))?;
+    sink.digits(&text.to_string_lossy());
+    Ok(())
+}
+
+fn walk_float<S: Sink>(obj: &Bound<'_, PyAny>, sink: &mut S) -> WalkResult<()> {
+    let v = unsafe { ffi::PyFloat_AsDouble(obj.as_ptr()) };
+    match py_float_repr(v) {
+        Some(r) => {
+            sink.float(&r);
+            Ok(())
+        }
+        None => Err(WalkError::value_err(format!(
+            "Out of range float values are not JSON compliant: {}",
+            if v.is_nan() { "nan" } else if v > 0.0 { "inf" } else { "-inf" }
+        ))),
+    }
+}
+
+/// Code points of `value`'s compact JSON form (`json_length`).
+pub fn json_len(obj: &Bound<'_, PyAny>) -> WalkResult<usize> {
+    let mut sink = LenSink::default();
+    walk(obj, 0, &mut sink)?;
+    Ok(sink.total)
+}

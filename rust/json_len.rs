@@ -1,0 +1,167 @@
+//! Compact-JSON text rules shared by the length walk and the digest walk:
+//! which bytes of a string need escaping, and Python's `repr(float)`.
+//!
+//! Everything here matches `json.dumps(v, separators=(",", ":"),
+//! ensure_ascii=False)`: only `"`, `\` and C0 controls are escaped; the
+//! seven short escapes cost one extra character, every other control char
+//! becomes `\u00XX` (five extra).
+
+/// Extra characters escaping adds to one byte of UTF-8 (0 for most bytes).
+#[inline(always)]
+pub fn escape_extra(b: u8) -> usize {
+    match b {
+        b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 1,
+        0x00..=0x1f => 5,
+        _ => 0,
+    }
+}
+
+/// Sum of `escape_extra` over `bytes`. Bytes >= 0x80 never need escaping, so
+/// this works on UTF-8 (and on surrogate-pass encodings) without decoding.
+pub fn escaped_extra(bytes: &[u8]) -> usize {
+    // Branch-free per byte so LLVM vectorizes the common "no escapes" scan;
+    // chunks keep the u16 lane accumulators from overflowing.
+    let mut total = 0usize;
+    for chunk in bytes.chunks(4096) {
+        let mut acc: u32 = 0;
+        for &b in chunk {
+            let ctrl = (b < 0x20) as u32;
+            let short = ((b == b'"') | (b == b'\\') | (b == b'\n') | (b == b'\r') | (b == b'\t')
+                | (b == 0x08) | (b == 0x0c)) as u32;
+            acc += short + (ctrl & (short ^ 1)) * 5;
+        }
+        total += acc as usize;
+    }
+    total
+}
+
+/// Length of a JSON string literal (quotes included) in code points, given
+/// the string's UTF-8 bytes and its code-point count.
+#[inline]
+pub fn string_literal_len(utf8: &[u8], code_points: usize) -> usize {
+    code_points + 2 + escaped_extra(utf8)
+}
+
+/// Decimal length of an i64 as Python's `int.__repr__` writes it.
+pub fn int_len(v: i64) -> usize {
+    let mut n = v.unsigned_abs();
+    let mut len = if v < 0 { 2 } else { 1 };
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
+}
+
+/// Python's `repr(float)` for finite values; `None` for NaN and infinities
+/// (which strict JSON cannot carry).
+///
+/// Both Rust's `{:e}` and CPython use the shortest digit string that round
+/// trips; only the layout differs. CPython switches to exponent notation when
+/// the decimal exponent is < -4 or >= 16, writes at least two exponent digits
+/// with a sign, and adds `.0` to integral fixed-notation values.
+pub fn py_float_repr(v: f64) -> Option<String> {
+    if !v.is_finite() {
+        return None;
+    }
+    let sci = format!("{:e}", v);
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} always has an exponent");
+    let exp: i32 = exp.parse().expect("exponent is an integer");
+    let (neg, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let n = digits.len() as i32;
+    let mut out = String::with_capacity(24);
+    if neg {
+        out.push('-');
+    }
+    if (-4..16).contains(&exp) {
+        if exp >= n - 1 {
+            out.push_str(&digits);
+            for _ in 0..(exp - (n - 1)) {
+                out.push('0');
+            }
+            out.push_str(".0");
+        } else if exp >= 0 {
+            let split = (exp + 1) as usize;
+            out.push_str(&digits[..split]);
+            out.push('.');
+            out.push_str(&digits[split..]);
+        } else {
+            out.push_str("0.");
+            for _ in 0..(-exp - 1) {
+                out.push('0');
+            }
+            out.push_str(&digits);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if n > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        let e = exp.unsigned_abs();
+        if e < 10 {
+            out.push('0');
+        }
+        out.push_str(&e.to_string());
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_match_python() {
+        assert_eq!(string_literal_len(b"abc", 3), 5);
+        assert_eq!(escaped_extra(b"\"\\\n\r\t\x08\x0c"), 7);
+        assert_eq!(escaped_extra(b"\x00\x1f\x7f"), 10);
+        // "é" is two UTF-8 bytes but one code point; neither byte escapes.
+        assert_eq!(string_literal_len("é".as_bytes(), 1), 3);
+        let long = "a\"".repeat(5000);
+        assert_eq!(escaped_extra(long.as_bytes()), 5000);
+    }
+
+    #[test]
+    fn int_lengths() {
+        assert_eq!(int_len(0), 1);
+        assert_eq!(int_len(-1), 2);
+        assert_eq!(int_len(i64::MIN), 20);
+        assert_eq!(int_len(i64::MAX), 19);
+        assert_eq!(int_len(1000), 4);
+    }
+
+    #[test]
+    fn float_repr_matches_cpython() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.0, "1.0"),
+            (1.5, "1.5"),
+            (0.1, "0.1"),
+            (123.456, "123.456"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e+16"),
+            (1.5e16, "1.5e+16"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (1.2345e-7, "1.2345e-07"),
+            (1e-100, "1e-100"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (5e-324, "5e-324"),
+            (-2.5, "-2.5"),
+            (12345678901234.5, "12345678901234.5"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(py_float_repr(*v).unwrap(), *want, "{v}");
+        }
+        assert!(py_float_repr(f64::NAN).is_none());
+        assert!(py_float_repr(f64::INFINITY).is_none());
+    }
+}

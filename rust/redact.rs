@@ -1,0 +1,140 @@
+//! Exact-secret redaction: one Aho-Corasick automaton per secret set,
+//! leftmost-longest so a secret that is a prefix of another never leaves the
+//! longer secret's tail behind.
+use aho_corasick::{AhoCorasick, MatchKind};
+
+/// Secrets shorter than this (in code points) are refused: they would mask
+/// ordinary words and make redacted output useless.
+pub const MIN_SECRET_LENGTH: usize = 4;
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum SecretError {
+    Empty(usize),
+    TooShort(usize),
+}
+
+impl std::fmt::Display for SecretError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never echo the secret itself: errors end up in logs.
+        match self {
+            SecretError::Empty(i) => write!(f, "secret #{i} is empty"),
+            SecretError::TooShort(i) => write!(
+                f,
+                "secret #{i} is shorter than MIN_SECRET_LENGTH ({MIN_SECRET_LENGTH} characters)"
+            ),
+        }
+    }
+}
+
+pub struct SecretMatcher {
+    ac: AhoCorasick,
+    count: usize,
+}
+
+impl SecretMatcher {
+    pub fn new<S: AsRef<str>>(secrets: &[S]) -> Result<Self, SecretError> {
+        let mut unique: Vec<&str> = Vec::with_capacity(secrets.len());
+        for (i, s) in secrets.iter().enumerate() {
+            let s = s.as_ref();
+            if s.is_empty() {
+                return Err(SecretError::Empty(i));
+            }
+            if s.chars().count() < MIN_SECRET_LENGTH {
+                return Err(SecretError::TooShort(i));
+            }
+            unique.push(s);
+        }
+        unique.sort_unstable();
+        unique.dedup();
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(&unique)
+            .expect("a few exact strings always build");
+        Ok(Self { ac, count: unique.len() })
+    }
+
+    /// Number of distinct secrets.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn contains(&self, haystack: &[u8]) -> bool {
+        self.count > 0 && self.ac.is_match(haystack)
+    }
+
+    /// `None` when nothing matched, so callers can keep the original object.
+    /// Works on bytes: secrets are valid UTF-8, so matches never split a
+    /// character and the output stays valid in the encoding it came in.
+    pub fn redact(&self, haystack: &[u8], mask: &[u8]) -> Option<Vec<u8>> {
+        if self.count == 0 {
+            return None;
+        }
+        let mut iter = self.ac.find_iter(haystack);
+        let first = iter.next()?;
+        let mut out = Vec::with_capacity(haystack.len());
+        out.extend_from_slice(&haystack[..first.start()]);
+        out.extend_from_slice(mask);
+        let mut last = first.end();
+        for m in iter {
+            out.extend_from_slice(&haystack[last..m.start()]);
+            out.extend_from_slice(mask);
+            last = m.end();
+        }
+        out.extend_from_slice(&haystack[last..]);
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redact(m: &SecretMatcher, s: &str) -> String {
+        match m.redact(s.as_bytes(), b"[R]") {
+            Some(v) => String::from_utf8(v).unwrap(),
+            None => s.to_string(),
+        }
+    }
+
+    #[test]
+    fn leftmost_longest_leaves_no_tail() {
+        let m = SecretMatcher::new(&["sk-abc", "sk-abcdef"]).unwrap();
+        assert_eq!(redact(&m, "x sk-abcdef y sk-abc"), "x [R] y [R]");
+    }
+
+    #[test]
+    fn dedup_and_len() {
+        let m = SecretMatcher::new(&["token1", "token1", "token2"]).unwrap();
+        assert_eq!(m.len(), 2);
+        assert!(m.contains(b"a token2 b"));
+        assert!(!m.contains(b"nothing"));
+        assert!(m.redact(b"nothing here", b"[R]").is_none());
+    }
+
+    #[test]
+    fn refuses_empty_and_short() {
+        assert_eq!(SecretMatcher::new(&["okay", ""]).err(), Some(SecretError::Empty(1)));
+        assert_eq!(SecretMatcher::new(&["abc"]).err(), Some(SecretError::TooShort(0)));
+        // Four code points is enough even when it is more bytes.
+        assert!(SecretMatcher::new(&["ééé"]).is_err());
+        assert!(SecretMatcher::new(&["éééé"]).is_ok());
+    }
+
+    #[test]
+    fn empty_set_matches_nothing() {
+        let m = SecretMatcher::new::<&str>(&[]).unwrap();
+        assert!(m.is_empty());
+        assert!(!m.contains(b"anything"));
+        assert!(m.redact(b"anything", b"[R]").is_none());
+    }
+
+    #[test]
+    fn non_ascii_around_matches() {
+        let m = SecretMatcher::new(&["pässwörd"]).unwrap();
+        assert_eq!(redact(&m, "→pässwörd←pässwörd"), "→[R]←[R]");
+    }
+}
