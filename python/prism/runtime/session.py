@@ -152,13 +152,13 @@ class AgentSession:
         self,
         run_id: str,
         *,
-        model: Any,
-        system: Any,
-        retry: Any,
-        compaction: Any,
-        max_tool_rounds: Any,
-        metadata: Any,
-        attention: Any,
+        model: Any = None,
+        system: Any = None,
+        retry: Any = None,
+        compaction: Any = None,
+        max_tool_rounds: Any = None,
+        metadata: Any = None,
+        attention: Any = None,
     ) -> RunState:
         config = self.agent.config
         from prism.runtime import _deps
@@ -323,16 +323,22 @@ class AgentSession:
                 unsubscribe()
                 send.close()
 
+        closed = False
         async with anyio.create_task_group() as group:
             group.start_soon(runner)
             try:
                 async with receive:
                     async for event in receive:
                         yield event
+            except GeneratorExit:
+                # The consumer stopped early: abort the run instead of letting
+                # GeneratorExit escape the task group as an exception group.
+                closed = True
             finally:
                 unsubscribe()
-                if self._run_id is not None and self._running:
-                    group.cancel_scope.cancel()
+                group.cancel_scope.cancel()
+        if closed:
+            return
         if crashed:
             raise crashed[0]
 
