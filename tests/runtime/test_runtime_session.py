@@ -378,7 +378,7 @@ async def test_bad_input_and_options_append_nothing() -> None:
     for bad in ("", [], {"role": "robot", "content": []}, 42, [{"role": "user", "content": "x"}]):
         with pytest.raises(ConfigError, match="input"):
             await session.run(bad)  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="run option model.provider"):
+    with pytest.raises(ConfigError, match=r"run option model\.provider"):
         await session.run("hi", model={"model": "x"})  # type: ignore[typeddict-item]
     with pytest.raises(ConfigError, match="max_tool_rounds must be an int >= 0"):
         await session.run("hi", max_tool_rounds=-1)
@@ -411,7 +411,7 @@ async def test_set_model_appends_entry_and_changes_later_turns() -> None:
     await session.run("hi")
     assert provider.requests[0]["model"]["model"] == "other"
     assert (await session.state())["model"]["model"] == "other"
-    with pytest.raises(ConfigError, match="model.model must be a non-empty string"):
+    with pytest.raises(ConfigError, match=r"model\.model must be a non-empty string"):
         await session.set_model({"provider": "mock"})  # type: ignore[typeddict-item]
     assert len(await session.entries()) == 3
 
