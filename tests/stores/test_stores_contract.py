@@ -171,8 +171,6 @@ async def test_bad_entry_refused_with_clear_error_and_nothing_written(
     message: str,
     request: pytest.FixtureRequest,
 ) -> None:
-    if opener.kind == "memory" and any(f"-{p.id}]" in request.node.name for p in DEEP_BAD):
-        pytest.skip("memory store validates only the envelope until it shares the native codec")
     store = opener()
     await store.append(entry(1))  # type: ignore[arg-type]
     with pytest.raises(StoreError, match=message):
@@ -184,10 +182,7 @@ async def test_bad_entry_refused_with_clear_error_and_nothing_written(
     assert await ids(store) == ["e1", "e2"]
 
 
-async def test_errors_never_echo_entry_content(opener: Opener) -> None:
-    if opener.kind == "memory":
-        pytest.skip("memory store keeps any deep-copyable value")
-    store = opener()
+async def test_errors_never_echo_entry_content(store: SessionStore) -> None:
     secret = "sk-live-0123456789abcdef"
     with pytest.raises(StoreError) as info:
         await store.append(entry(1, kind="summary", metadata={"token": secret}))  # type: ignore[arg-type]

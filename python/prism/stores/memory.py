@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import builtins
-import copy
 from collections.abc import Sequence
 
 from prism.contracts import SessionEntry
 from prism.errors import DuplicateEntryError
-from prism.stores.base import validate_entry_for_append
+from prism.stores._codec import encode_batch
 
 
 class MemorySessionStore:
-    """Holds deep copies, so a caller mutating its dict later cannot rewrite history."""
+    """Holds copies (parsed back from the entry's JSON line, exactly what a
+    persistent store would return), so a caller mutating its dict later
+    cannot rewrite history. Validation is the same as the JSONL and SQLite
+    stores': an entry any store accepts, every store accepts."""
 
     def __init__(self) -> None:
         self._by_id: dict[str, SessionEntry] = {}
@@ -22,13 +24,11 @@ class MemorySessionStore:
         await self.append_many([entry])
 
     async def append_many(self, entries: Sequence[SessionEntry]) -> None:
-        batch = [copy.deepcopy(validate_entry_for_append(e)) for e in entries]
-        seen: set[str] = set()
+        _lines, batch = encode_batch(entries)  # refuses bad shapes and in-batch duplicates
         for entry in batch:
             entry_id = entry["id"]
-            if entry_id in self._by_id or entry_id in seen:
+            if entry_id in self._by_id:
                 raise DuplicateEntryError(f"duplicate session entry id {entry_id!r}")
-            seen.add(entry_id)
         for entry in batch:
             self._by_id[entry["id"]] = entry
             self._by_session.setdefault(entry["sessionId"], []).append(entry)
