@@ -41,7 +41,9 @@ def _check_hook(hook: str) -> None:
 class MiddlewareRegistry:
     """With ``error_policy="event"`` a failing middleware is reported through
     ``on_error`` (the runtime turns it into a redacted ``extension_error``
-    event) and later middleware still runs with the current value. With
+    event) and later middleware still runs with the current value, at most
+    once: if the failing middleware had already called ``next``, the result of
+    that downstream call is kept. With
     ``"throw"`` the first failure propagates out of ``run``."""
 
     def __init__(
@@ -84,8 +86,12 @@ class MiddlewareRegistry:
                 return current
             middleware = chain[index]
 
+            downstream: list[Any] = []
+
             async def next_(updated: Any = current) -> Any:
-                return await call(index + 1, updated)
+                outcome = await call(index + 1, updated)
+                downstream.append(outcome)
+                return outcome
 
             try:
                 result = middleware(current, next_)
@@ -96,6 +102,10 @@ class MiddlewareRegistry:
                     raise
                 if self.on_error is not None:
                     self.on_error(hook, error)
+                if downstream:
+                    # It failed after handing on: later middleware already ran;
+                    # keep their result instead of running them a second time.
+                    return downstream[-1]
                 return await call(index + 1, current)
             return result
 
