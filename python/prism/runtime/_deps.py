@@ -46,14 +46,7 @@ def coerce_compaction_options(value: Any) -> Any:
         if isinstance(value, Mapping):
             return dict(value)
         return value
-    options_cls = real.CompactionOptions
-    if isinstance(value, options_cls):
-        return value
-    if value is True:
-        return options_cls()
-    if isinstance(value, Mapping):
-        return options_cls.from_json(dict(value))
-    raise ConfigError("compaction must be CompactionOptions, a dict, False or None")
+    return real.coerce_compaction_options(value)
 
 
 def compaction_module() -> Any:

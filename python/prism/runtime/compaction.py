@@ -5,7 +5,7 @@ this module owns events, the ``compaction`` middleware call and the append.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from prism.contracts import SessionEntry
@@ -36,18 +36,10 @@ def _merged_options(session: AgentSession, overrides: dict[str, Any]) -> Any:
         base = options_cls()
     if not overrides:
         return base
-    import dataclasses
-
-    try:
-        return dataclasses.replace(base, **overrides)
-    except TypeError as error:
-        raise ConfigError(f"invalid compaction option: {error}") from None
-
-
-@dataclass(frozen=True, slots=True)
-class _FallbackResult:
-    summary: str
-    entries: list[SessionEntry]
+    unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(base)})
+    if unknown:
+        raise ConfigError(f"unknown compaction option(s) {unknown}")
+    return dataclasses.replace(base, **overrides)
 
 
 async def _run_strategy(session: AgentSession, options: Any, trigger: str) -> Any:
@@ -69,8 +61,11 @@ async def _run_strategy(session: AgentSession, options: Any, trigger: str) -> An
         entries=branch,
         trigger=trigger,
         keep_recent_entries=_option(options, "keep_recent_entries"),
+        max_summary_chars=_option(options, "max_summary_chars"),
         secrets=tuple(_option(options, "secrets", ()) or ()) + session.agent.config.secrets,
         metadata=dict(_option(options, "metadata", {}) or {}),
+        leaf_id=session.branch.leaf_id,
+        new_entry_id=session.new_entry_id,
     )
     result = await strategy.compact(context)
     return context, result
@@ -153,6 +148,7 @@ async def maybe_auto_compact(session: AgentSession, run: RunState) -> None:
             messages=session.branch.messages,
             model=session.current_model,
             metadata=dict(_option(options, "metadata", {}) or {}),
+            attention=session.agent.config.attention_compiler,
         )
         if not await module.resolve_should_compact(options, ctx):
             return
