@@ -1,0 +1,343 @@
+"""Request side of the OpenAI-compatible adapter: policies and body serialization.
+
+Every Prism content block is either sent or refused with a
+:class:`RequestSerializationError` naming the block; nothing is dropped
+silently. The one block a policy may leave out on purpose is ``thinking``
+(``thinking="omit"``), for APIs that do not accept reasoning back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from prism.contracts import ContentBlock, JsonValue, Message, ProviderRequest, ToolDeclaration
+from prism.errors import ConfigError, PrismError
+
+ThinkingPolicy = Literal["refuse", "omit", "reasoning_content", "reasoning"]
+MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
+CacheMode = Literal["automatic", "prompt_cache_key", "none"]
+
+_THINKING: tuple[str, ...] = ("refuse", "omit", "reasoning_content", "reasoning")
+_MAX_FIELDS: tuple[str, ...] = ("max_tokens", "max_completion_tokens")
+_CACHE_MODES: tuple[str, ...] = ("automatic", "prompt_cache_key", "none")
+
+
+class RequestSerializationError(PrismError, ValueError):
+    """A request holds something this API cannot carry."""
+
+    code = "unsupported_content"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestPolicy:
+    """How a request is written for one API flavour.
+
+    thinking: what happens to ``thinking`` blocks in history. ``"refuse"``
+      (default) raises; ``"reasoning_content"`` / ``"reasoning"`` send the text
+      in that field of the assistant message; ``"omit"`` leaves them out on
+      purpose for APIs that take no reasoning input (the text was the model's
+      own output, so nothing the user wrote is lost).
+    max_tokens_field: name of the output-limit field the API expects.
+    include_usage: ask for a final usage chunk (``stream_options``).
+    require_done: a stream that ends without ``[DONE]`` is an error.
+    extra_body: merged into every body last (host-chosen vendor fields).
+    """
+
+    thinking: ThinkingPolicy = "refuse"
+    max_tokens_field: MaxTokensField = "max_tokens"
+    include_usage: bool = True
+    require_done: bool = True
+    extra_body: Mapping[str, JsonValue] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.thinking not in _THINKING:
+            raise ConfigError(
+                f"request_policy.thinking must be one of {', '.join(_THINKING)}; "
+                f"got {self.thinking!r}"
+            )
+        if self.max_tokens_field not in _MAX_FIELDS:
+            raise ConfigError(
+                f"request_policy.max_tokens_field must be one of {', '.join(_MAX_FIELDS)}; "
+                f"got {self.max_tokens_field!r}"
+            )
+        if not isinstance(self.extra_body, Mapping):
+            raise ConfigError("request_policy.extra_body must be a mapping")
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RequestPolicy:
+        known = {
+            "thinking": "thinking",
+            "maxTokensField": "max_tokens_field",
+            "includeUsage": "include_usage",
+            "requireDone": "require_done",
+            "extraBody": "extra_body",
+        }
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ConfigError(f"unknown request policy keys: {', '.join(unknown)}")
+        return cls(**{known[k]: v for k, v in data.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class CachePolicy:
+    """Prompt caching. ``automatic``: the API caches prefixes itself, nothing
+    is sent. ``prompt_cache_key``: send ``prompt_cache_key`` taken from
+    ``request.options["cacheKey"]`` or else ``request.metadata["sessionId"]``
+    so one session's turns land on the same cache. ``none``: nothing is sent."""
+
+    mode: CacheMode = "automatic"
+
+    def __post_init__(self) -> None:
+        if self.mode not in _CACHE_MODES:
+            raise ConfigError(
+                f"cache_policy.mode must be one of {', '.join(_CACHE_MODES)}; got {self.mode!r}"
+            )
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CachePolicy:
+        unknown = sorted(set(data) - {"mode"})
+        if unknown:
+            raise ConfigError(f"unknown cache policy keys: {', '.join(unknown)}")
+        return cls(**data)
+
+
+# Generic ProviderRequest.options -> body field. Unknown options are not sent:
+# options are shared across providers, vendor fields go in extraBody.
+_OPTION_FIELDS: dict[str, str] = {
+    "temperature": "temperature",
+    "topP": "top_p",
+    "stop": "stop",
+    "seed": "seed",
+    "presencePenalty": "presence_penalty",
+    "frequencyPenalty": "frequency_penalty",
+    "reasoningEffort": "reasoning_effort",
+    "parallelToolCalls": "parallel_tool_calls",
+    "user": "user",
+}
+
+
+def dumps_compact(value: JsonValue) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def build_request_body(
+    request: ProviderRequest,
+    *,
+    policy: RequestPolicy,
+    cache: CachePolicy,
+    default_options: Mapping[str, JsonValue] | None = None,
+) -> dict[str, Any]:
+    """The Chat Completions streaming body for ``request``."""
+    model = request.get("model")
+    if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
+        raise RequestSerializationError("request.model.model must be a model name string")
+    body: dict[str, Any] = {
+        "model": model["model"],
+        "messages": serialize_messages(request.get("messages", []), policy),
+        "stream": True,
+    }
+    if policy.include_usage:
+        body["stream_options"] = {"include_usage": True}
+    tools = request.get("tools")
+    if tools:
+        body["tools"] = [serialize_tool(t) for t in tools]
+    options: dict[str, JsonValue] = {**(default_options or {})}
+    options.update(model.get("options") or {})
+    options.update(request.get("options") or {})
+    _apply_options(body, options, policy)
+    if cache.mode == "prompt_cache_key":
+        key = options.get("cacheKey") or (request.get("metadata") or {}).get("sessionId")
+        if isinstance(key, str) and key:
+            body["prompt_cache_key"] = key
+    body.update(policy.extra_body)
+    extra = options.get("extraBody")
+    if extra is not None:
+        if not isinstance(extra, Mapping):
+            raise RequestSerializationError("options.extraBody must be an object")
+        body.update(extra)
+    return body
+
+
+def _apply_options(
+    body: dict[str, Any], options: Mapping[str, JsonValue], policy: RequestPolicy
+) -> None:
+    for key, target in _OPTION_FIELDS.items():
+        if key in options and options[key] is not None:
+            body[target] = options[key]
+    max_tokens = options.get("maxOutputTokens", options.get("maxTokens"))
+    if max_tokens is not None:
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+            raise RequestSerializationError("options.maxTokens must be a positive integer")
+        body[policy.max_tokens_field] = max_tokens
+    tool_choice = options.get("toolChoice")
+    if tool_choice is not None:
+        if tool_choice in ("auto", "none", "required"):
+            body["tool_choice"] = tool_choice
+        elif isinstance(tool_choice, Mapping) and isinstance(tool_choice.get("name"), str):
+            body["tool_choice"] = {"type": "function", "function": {"name": tool_choice["name"]}}
+        else:
+            raise RequestSerializationError(
+                "options.toolChoice must be 'auto', 'none', 'required' or {name: ...}"
+            )
+
+
+def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise RequestSerializationError("tool declaration without a name")
+    fn: dict[str, Any] = {
+        "name": name,
+        "parameters": tool.get("parameters") or {"type": "object", "properties": {}},
+    }
+    if tool.get("description"):
+        fn["description"] = tool["description"]
+    return {"type": "function", "function": fn}
+
+
+def serialize_messages(messages: list[Message], policy: RequestPolicy) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        content = message.get("content")
+        if not isinstance(content, list):
+            raise RequestSerializationError(f"messages[{index}].content must be a list of blocks")
+        if role == "system":
+            out.append({"role": "system", "content": _text_only(content, index, role)})
+        elif role == "user":
+            out.extend(_user_message(content, index))
+        elif role == "assistant":
+            out.append(_assistant_message(content, index, policy))
+        elif role == "tool":
+            out.extend(_tool_messages(content, index))
+        else:
+            raise RequestSerializationError(f"messages[{index}] has unknown role {role!r}")
+    return out
+
+
+def _refuse(
+    block: ContentBlock | Any, index: int, role: Any, why: str
+) -> RequestSerializationError:
+    kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
+    return RequestSerializationError(
+        f"cannot send a {kind!r} block in messages[{index}] (role {role}): {why}"
+    )
+
+
+def _text_only(content: list[ContentBlock], index: int, role: str) -> str:
+    parts: list[str] = []
+    for block in content:
+        if block.get("type") != "text":
+            raise _refuse(block, index, role, f"{role} messages carry text only")
+        parts.append(block["text"])  # type: ignore[typeddict-item]
+    return "\n\n".join(parts)
+
+
+def _image_part(block: Mapping[str, Any], index: int) -> dict[str, Any]:
+    url = block.get("url")
+    if not url:
+        data = block.get("data")
+        mime = block.get("mimeType")
+        if not data or not mime:
+            raise RequestSerializationError(
+                f"image block in messages[{index}] needs url, or data with mimeType"
+            )
+        url = f"data:{mime};base64,{data}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _user_message(content: list[ContentBlock], index: int) -> list[dict[str, Any]]:
+    # Tool results may ride in a user message (some hosts do this); they become
+    # `tool` messages placed before the user's own text, as the API requires
+    # them to follow the assistant turn that made the calls.
+    tool_msgs: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    for block in content:
+        kind = block.get("type")
+        if kind == "text":
+            parts.append({"type": "text", "text": block["text"]})  # type: ignore[typeddict-item]
+        elif kind == "image":
+            parts.append(_image_part(block, index))
+        elif kind == "tool_result":
+            tool_msgs.append(_tool_result(block, index))
+        else:
+            raise _refuse(block, index, "user", "only text, image and tool_result fit here")
+    out = tool_msgs
+    if parts:
+        if all(p["type"] == "text" for p in parts):
+            out.append({"role": "user", "content": "\n\n".join(p["text"] for p in parts)})
+        else:
+            out.append({"role": "user", "content": parts})
+    elif not tool_msgs:
+        out.append({"role": "user", "content": ""})
+    return out
+
+
+def _assistant_message(
+    content: list[ContentBlock], index: int, policy: RequestPolicy
+) -> dict[str, Any]:
+    texts: list[str] = []
+    thinking: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for block in content:
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(block["text"])  # type: ignore[typeddict-item]
+        elif kind == "tool_call":
+            calls.append(_tool_call(block, index))
+        elif kind == "thinking":
+            if policy.thinking == "refuse":
+                raise _refuse(
+                    block,
+                    index,
+                    "assistant",
+                    "this provider's request_policy has thinking='refuse'; choose "
+                    "'reasoning_content', 'reasoning' or 'omit'",
+                )
+            thinking.append(block["text"])  # type: ignore[typeddict-item]
+        else:
+            raise _refuse(block, index, "assistant", "assistant messages carry text and tool calls")
+    msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    if calls:
+        msg["tool_calls"] = calls
+    if thinking and policy.thinking in ("reasoning_content", "reasoning"):
+        msg[policy.thinking] = "".join(thinking)
+    return msg
+
+
+def _tool_call(block: Mapping[str, Any], index: int) -> dict[str, Any]:
+    call_id, name = block.get("id"), block.get("name")
+    if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
+        raise RequestSerializationError(f"tool_call block in messages[{index}] needs id and name")
+    args = block.get("arguments", {})
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": dumps_compact(args if args is not None else {})},
+    }
+
+
+def _tool_result(block: Mapping[str, Any], index: int) -> dict[str, Any]:
+    call_id = block.get("toolCallId")
+    if not isinstance(call_id, str) or not call_id:
+        raise RequestSerializationError(f"tool_result block in messages[{index}] needs toolCallId")
+    result = block.get("result")
+    # Strings go as-is (what the model reads best); anything else as JSON.
+    text = result if isinstance(result, str) else dumps_compact(result)
+    if block.get("isError"):
+        # Chat Completions has no error flag on tool messages; say it in-band.
+        text = "Error: " + text
+    return {"role": "tool", "tool_call_id": call_id, "content": text}
+
+
+def _tool_messages(content: list[ContentBlock], index: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for block in content:
+        if block.get("type") != "tool_result":
+            raise _refuse(block, index, "tool", "tool messages carry tool_result blocks only")
+        out.append(_tool_result(block, index))
+    if not out:
+        raise RequestSerializationError(f"messages[{index}] is a tool message with no tool_result")
+    return out

@@ -1,0 +1,61 @@
+"""Z.ai (GLM) preset. GLM streams reasoning as ``reasoning_content`` and
+accepts it back on assistant messages, so ``thinking`` blocks are sent there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prism.providers.openai_compatible import OpenAICompatibleProvider, RequestPolicy
+from prism.providers.packages.base import (
+    AuthDescriptor,
+    ProviderPackage,
+    create_preset_provider,
+    model_config,
+)
+
+NAME = "zai"
+
+ZAI_PACKAGE = ProviderPackage(
+    name=NAME,
+    title="Z.ai",
+    base_url="https://api.z.ai/api/paas/v4",
+    auth=AuthDescriptor(
+        env_vars=("ZAI_API_KEY",), key_url="https://z.ai/manage-apikey/apikey-list"
+    ),
+    models=(
+        model_config(
+            NAME,
+            "glm-4.6",
+            context_window=200_000,
+            max_output_tokens=128_000,
+            input=0.6,
+            output=2.2,
+            cache_read=0.11,
+        ),
+        model_config(
+            NAME,
+            "glm-4.5",
+            context_window=131_072,
+            max_output_tokens=98_304,
+            input=0.6,
+            output=2.2,
+            cache_read=0.11,
+        ),
+        model_config(
+            NAME,
+            "glm-4.5-air",
+            context_window=131_072,
+            max_output_tokens=98_304,
+            input=0.2,
+            output=1.1,
+            cache_read=0.03,
+        ),
+    ),
+    default_model="glm-4.6",
+    request_policy=RequestPolicy(thinking="reasoning_content"),
+)
+
+
+def create_zai_provider(api_key: str | None = None, **kwargs: Any) -> OpenAICompatibleProvider:
+    """Z.ai provider; keyword arguments as ``create_preset_provider``."""
+    return create_preset_provider(ZAI_PACKAGE, api_key, **kwargs)
