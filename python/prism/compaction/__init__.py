@@ -1,0 +1,47 @@
+"""Compaction: summarize older branch history into one ``compaction`` entry
+without deleting or rewriting raw entries (docs/compaction.md).
+
+The session runtime calls these; hosts can call them directly too:
+``create_default_compaction_strategy`` / ``CompactionContext`` to compact,
+``resolve_should_compact`` / ``ShouldCompactContext`` to decide when.
+"""
+
+from prism.compaction.default import (
+    TRUNCATION_MARKER,
+    DefaultCompactionStrategy,
+    create_default_compaction_strategy,
+)
+from prism.compaction.options import (
+    DEFAULT_KEEP_RECENT_ENTRIES,
+    DEFAULT_MAX_SUMMARY_CHARS,
+    DEFAULT_STRATEGY_NAME,
+    CompactionContext,
+    CompactionOptions,
+    CompactionResult,
+    CompactionStrategy,
+    coerce_compaction_options,
+    is_compaction_entry_data,
+)
+from prism.compaction.triggers import (
+    ShouldCompactContext,
+    assert_compaction_trigger,
+    resolve_should_compact,
+)
+
+__all__ = [
+    "DEFAULT_KEEP_RECENT_ENTRIES",
+    "DEFAULT_MAX_SUMMARY_CHARS",
+    "DEFAULT_STRATEGY_NAME",
+    "TRUNCATION_MARKER",
+    "CompactionContext",
+    "CompactionOptions",
+    "CompactionResult",
+    "CompactionStrategy",
+    "DefaultCompactionStrategy",
+    "ShouldCompactContext",
+    "assert_compaction_trigger",
+    "coerce_compaction_options",
+    "create_default_compaction_strategy",
+    "is_compaction_entry_data",
+    "resolve_should_compact",
+]

@@ -1,0 +1,203 @@
+"""Compaction options, contexts and results (docs/compaction.md).
+
+``CompactionOptions`` is what a host puts on ``create_agent(compaction=...)``,
+a run's ``compaction=`` or ``session.compact(...)``. It is validated at
+construction, so a typo in a trigger fails when the options are built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from prism.contracts import CompactionEntryData, SessionEntry
+from prism.errors import ConfigError
+
+DEFAULT_STRATEGY_NAME = "default-compaction"
+DEFAULT_KEEP_RECENT_ENTRIES = 8
+DEFAULT_MAX_SUMMARY_CHARS = 4000
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionContext:
+    """What a strategy sees for one compaction call.
+
+    ``entries`` is the current branch, root first (raw, compactions
+    included). ``keep_recent_entries``/``max_summary_chars`` override the
+    strategy's defaults for this call; ``secrets`` add to its secrets.
+    ``leaf_id`` is the entry the compaction entry hangs under (default: the
+    last of ``entries``); ``new_entry_id`` lets the runtime choose ids.
+    """
+
+    session_id: str
+    entries: Sequence[SessionEntry]
+    trigger: str = "manual"
+    keep_recent_entries: int | None = None
+    max_summary_chars: int | None = None
+    secrets: Sequence[str] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    leaf_id: str | None = None
+    new_entry_id: Callable[[], str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionResult:
+    """A strategy's output: the summary text and the entries to append (the
+    default strategy returns exactly one ``compaction`` entry)."""
+
+    summary: str
+    entries: list[SessionEntry]
+
+
+@runtime_checkable
+class CompactionStrategy(Protocol):
+    name: str
+
+    def compact(self, context: CompactionContext) -> Awaitable[CompactionResult]: ...
+
+
+def _check_count(name: str, value: object, minimum: int) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(
+            f"compaction option {name} must be an integer >= {minimum}, got {value!r}"
+        )
+
+
+def check_secrets(secrets: object) -> tuple[str, ...]:
+    if isinstance(secrets, str) or not isinstance(secrets, Sequence | set | frozenset):
+        raise ConfigError("compaction option secrets must be a list of strings")
+    out = tuple(secrets)
+    if not all(isinstance(s, str) for s in out):
+        raise ConfigError("compaction option secrets must be a list of strings")
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionOptions:
+    """Compaction settings (all optional).
+
+    ``trigger`` is one of ``{"type": "threshold_entries", "entries": n}``,
+    ``{"type": "input_ratio", "ratio": r}`` or ``{"type": "custom",
+    "should_compact": fn}`` and replaces ``threshold_entries``. Without either
+    there is no auto-compaction; ``session.compact()`` still works.
+    """
+
+    strategy: CompactionStrategy | None = None
+    threshold_entries: int | None = None
+    trigger: Mapping[str, Any] | None = None
+    keep_recent_entries: int | None = None
+    max_summary_chars: int | None = None
+    secrets: Sequence[str] = ()
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_count("threshold_entries", self.threshold_entries, 0)
+        _check_count("keep_recent_entries", self.keep_recent_entries, 0)
+        _check_count("max_summary_chars", self.max_summary_chars, 1)
+        object.__setattr__(self, "secrets", check_secrets(self.secrets))
+        if not isinstance(self.metadata, Mapping):
+            raise ConfigError("compaction option metadata must be an object")
+        if self.strategy is not None and not callable(getattr(self.strategy, "compact", None)):
+            raise ConfigError("compaction option strategy must have a compact(context) method")
+        if self.trigger is not None:
+            from prism.compaction.triggers import assert_compaction_trigger
+
+            assert_compaction_trigger(self.trigger)
+
+    @property
+    def effective_trigger(self) -> Mapping[str, Any] | None:
+        """The trigger auto-compaction asks: ``trigger``, else a
+        ``threshold_entries`` trigger built from ``threshold_entries``."""
+        if self.trigger is not None:
+            return self.trigger
+        if self.threshold_entries is not None:
+            return {"type": "threshold_entries", "entries": self.threshold_entries}
+        return None
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> CompactionOptions:
+        """Build from the original's camelCase form (snake_case keys are
+        accepted too). Unknown keys are refused so a typo is not ignored."""
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"compaction options must be an object, got {type(value).__name__}")
+        fields: dict[str, Any] = {}
+        for key, item in value.items():
+            name = _JSON_KEYS.get(key)
+            if name is None:
+                raise ConfigError(f"unknown compaction option {key!r}")
+            if name in fields:
+                raise ConfigError(f"compaction option {key!r} given twice")
+            fields[name] = item
+        trigger = fields.get("trigger")
+        if isinstance(trigger, Mapping):
+            fields["trigger"] = _trigger_from_json(trigger)
+        return cls(**fields)
+
+
+_JSON_KEYS = {
+    "strategy": "strategy",
+    "thresholdEntries": "threshold_entries",
+    "threshold_entries": "threshold_entries",
+    "trigger": "trigger",
+    "keepRecentEntries": "keep_recent_entries",
+    "keep_recent_entries": "keep_recent_entries",
+    "maxSummaryChars": "max_summary_chars",
+    "max_summary_chars": "max_summary_chars",
+    "secrets": "secrets",
+    "metadata": "metadata",
+}
+
+
+def _trigger_from_json(trigger: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(trigger)
+    if "shouldCompact" in out and "should_compact" not in out:
+        out["should_compact"] = out.pop("shouldCompact")
+    return out
+
+
+def coerce_compaction_options(value: object) -> CompactionOptions | None:
+    """``None``/``False`` -> None (off); ``True`` -> defaults; a mapping ->
+    ``from_json``; options as they are."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return CompactionOptions()
+    if isinstance(value, CompactionOptions):
+        return value
+    if isinstance(value, Mapping):
+        return CompactionOptions.from_json(value)
+    raise ConfigError(
+        f"compaction must be CompactionOptions, a mapping, True, False or None, got "
+        f"{type(value).__name__}"
+    )
+
+
+def is_compaction_entry_data(value: object) -> bool:
+    """True when ``value`` has the ``data`` shape of a compaction entry:
+    ``throughEntryId`` (string or null), ``keepEntryIds`` (strings),
+    ``strategy`` and ``trigger`` (strings)."""
+    if not isinstance(value, Mapping):
+        return False
+    through = value.get("throughEntryId", ...)
+    keep = value.get("keepEntryIds")
+    return (
+        (through is None or isinstance(through, str))
+        and isinstance(keep, list)
+        and all(isinstance(k, str) for k in keep)
+        and isinstance(value.get("strategy"), str)
+        and isinstance(value.get("trigger"), str)
+    )
+
+
+def compaction_entry_data(
+    *, through_entry_id: str | None, keep_entry_ids: Sequence[str], strategy: str, trigger: str
+) -> CompactionEntryData:
+    return {
+        "throughEntryId": through_entry_id,
+        "keepEntryIds": list(keep_entry_ids),
+        "strategy": strategy,
+        "trigger": trigger,
+    }
