@@ -15,10 +15,19 @@ from prism.security.credentials import (
     resolve_credential,
 )
 from prism.security.permissions import (
+    PERMISSION_KINDS,
+    AllowlistPolicy,
     PermissionDecision,
+    PermissionKind,
     PermissionPolicy,
     PermissionRequest,
     check_permission,
+    combine_policies,
+    create_allow_all_policy,
+    create_allowlist_policy,
+    create_deny_all_policy,
+    policy_from_function,
+    require_permission,
 )
 from prism.security.redaction import (
     NoopRedactor,
@@ -29,6 +38,8 @@ from prism.security.redaction import (
 )
 
 __all__ = [
+    "PERMISSION_KINDS",
+    "AllowlistPolicy",
     "CredentialChain",
     "CredentialResolver",
     "CredentialSource",
@@ -36,18 +47,25 @@ __all__ = [
     "OAuthCredential",
     "OAuthToken",
     "PermissionDecision",
+    "PermissionKind",
     "PermissionPolicy",
     "PermissionRequest",
     "ResolvedCredential",
     "SecretRedactor",
     "callable_credential",
     "check_permission",
+    "combine_policies",
+    "create_allow_all_policy",
+    "create_allowlist_policy",
     "create_credential_chain",
+    "create_deny_all_policy",
     "create_oauth_credential",
     "create_redactor",
     "env_credential",
     "explicit_credential",
+    "policy_from_function",
     "redact_error_info",
     "redact_event",
+    "require_permission",
     "resolve_credential",
 ]
