@@ -6,6 +6,7 @@ import anyio
 import pytest
 
 import prism._native
+from prism.errors import ConfigError
 from prism.extensions import ExtensionAPI, create_extension_kernel, define_extension
 from prism.extensions._redaction import make_text_redactor, redact_json
 
@@ -26,6 +27,13 @@ def test_redacts_every_secret_longest_first(mode: str) -> None:
 def test_bare_string_is_one_secret(mode: str) -> None:
     redact = make_text_redactor("abcdefgh12345678")
     assert redact("x abcdefgh12345678 a b") == "x [REDACTED] a b"
+
+
+def test_too_short_secret_refused(mode: str) -> None:
+    with pytest.raises(ConfigError, match="cannot redact these secrets"):
+        make_text_redactor(["abc", "long-enough-secret"])
+    with pytest.raises(ConfigError, match="cannot redact these secrets"):
+        create_extension_kernel(secrets=["abc"])
 
 
 def test_no_secrets_is_identity() -> None:

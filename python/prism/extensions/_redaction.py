@@ -1,9 +1,9 @@
 """Exact-secret redaction for extension, command and resource errors.
 
-Uses the native Aho-Corasick ``Redactor`` when the extension module provides
-it; otherwise falls back to plain longest-first ``str.replace`` so errors are
-still redacted in a partial build. Imported lazily so this module always
-imports.
+Uses the native Aho-Corasick ``Redactor``; only when the native module lacks
+it (a partial build) does it fall back to plain longest-first
+``str.replace``, so errors are still redacted. Imported lazily so this module
+always imports.
 """
 
 from __future__ import annotations
@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from prism.errors import ConfigError
+
 MASK = "[REDACTED]"
+# Mirrors prism._native.MIN_SECRET_LENGTH for builds without the native module.
+FALLBACK_MIN_SECRET_LENGTH = 4
 
 TextRedactor = Callable[[str], str]
 
@@ -21,6 +25,11 @@ def _identity(text: str) -> str:
 
 
 def make_text_redactor(secrets: Iterable[str]) -> TextRedactor:
+    """A ``str -> str`` redactor for ``secrets`` (empty strings ignored).
+
+    A secret shorter than ``MIN_SECRET_LENGTH`` raises ``ConfigError``, as
+    ``prism.security.redaction.create_redactor`` does: masking it would
+    shred ordinary text, and skipping it would leak it."""
     if isinstance(secrets, str):
         # A bare string would otherwise become one secret per character.
         secrets = (secrets,)
@@ -29,25 +38,27 @@ def make_text_redactor(secrets: Iterable[str]) -> TextRedactor:
         return _identity
     try:
         from prism._native import Redactor
-
+    except ImportError:
+        return _fallback(unique)
+    try:
         native = Redactor(unique, MASK)
-    except (ImportError, AttributeError, ValueError, TypeError):
-        native = None
-    if native is not None:
-        redact_native: TextRedactor = native.redact_text
-        # The native redactor may skip secrets shorter than its minimum
-        # length; cover those with the fallback so no secret slips through.
-        leftover = [s for s in unique if not native.contains(s)]
-        if not leftover:
-            return redact_native
+    except ValueError as error:
+        raise ConfigError(f"cannot redact these secrets: {error}") from None
+    redact: TextRedactor = native.redact_text
+    return redact
 
-        def redact_both(text: str) -> str:
-            return _replace_all(redact_native(text), leftover)
 
-        return redact_both
+def _fallback(secrets: list[str]) -> TextRedactor:
+    # Only used in a partial build without the native Redactor.
+    for index, secret in enumerate(secrets):
+        if len(secret) < FALLBACK_MIN_SECRET_LENGTH:
+            raise ConfigError(
+                f"cannot redact these secrets: a secret is shorter than "
+                f"{FALLBACK_MIN_SECRET_LENGTH} characters (#{index} by length)"
+            )
 
     def redact_fallback(text: str) -> str:
-        return _replace_all(text, unique)
+        return _replace_all(text, secrets)
 
     return redact_fallback
 
