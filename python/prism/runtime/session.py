@@ -20,6 +20,7 @@ from prism.errors import (
     ProviderError,
     RunAbortedError,
     SessionBusyError,
+    UnknownNameError,
 )
 from prism.runtime import compaction as _compaction
 from prism.runtime.branch import BranchCache
@@ -400,6 +401,27 @@ class AgentSession:
             {"type": "model_changed", "model": stored["model"], "entryId": stored["id"]},  # type: ignore[typeddict-item]
             self._run_id,
         )
+        return stored
+
+    async def add_label(self, label: str, target_id: str | None = None) -> SessionEntry:
+        """Append a ``label`` entry under the leaf naming ``target_id`` (default:
+        the current leaf); ``prism.branching.labels`` reads them back."""
+        if not isinstance(label, str) or not label:
+            raise ConfigError("label must be a non-empty string")
+        await self.load()
+        target = target_id if target_id is not None else self.branch.leaf_id
+        entry: dict[str, Any] = {
+            "id": self.new_entry_id(),
+            "sessionId": self._id,
+            "parentId": None,
+            "kind": "label",
+            "label": label,
+        }
+        if target is not None:
+            if await self._store.get(target) is None:
+                raise UnknownNameError(f"unknown session entry id {target!r}")
+            entry["targetId"] = target
+        (stored,) = await self._append_chain([entry])  # type: ignore[list-item]
         return stored
 
     async def entries(self) -> list[SessionEntry]:
