@@ -20,6 +20,13 @@ from prism.assembly import (
     render_prompt_template,
     resolve_context_providers,
 )
+from prism.branching import (
+    SessionContext,
+    branch_entries,
+    labels,
+    list_leaves,
+    rebuild_session_context,
+)
 from prism.compaction import (
     CompactionContext,
     CompactionOptions,
@@ -51,6 +58,8 @@ from prism.errors import (
     DuplicateEntryError,
     ExtensionError,
     ManifestError,
+    MaxToolRoundsError,
+    NoActiveRunError,
     PermissionDeniedError,
     PrismError,
     ProviderError,
@@ -108,6 +117,14 @@ from prism.retry import (
     is_transient_error_info,
     wait_for_retry,
 )
+from prism.runtime import (
+    AGENT_EVENT_TYPES,
+    Agent,
+    AgentConfig,
+    AgentSession,
+    RunResult,
+    create_agent,
+)
 from prism.security.permissions import (
     PermissionDecision,
     PermissionPolicy,
@@ -140,7 +157,11 @@ from prism.tools import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AGENT_EVENT_TYPES",
     "AIProvider",
+    "Agent",
+    "AgentConfig",
+    "AgentSession",
     "CommandDefinition",
     "CommandError",
     "CompactionContext",
@@ -165,10 +186,12 @@ __all__ = [
     "JsonlSessionStore",
     "LoadReport",
     "ManifestError",
+    "MaxToolRoundsError",
     "MemorySessionStore",
     "MessageGroups",
     "MiddlewareRegistry",
     "MockProvider",
+    "NoActiveRunError",
     "PackageManifest",
     "PermissionDecision",
     "PermissionDeniedError",
@@ -185,7 +208,9 @@ __all__ = [
     "RetryOptions",
     "RetryPolicy",
     "RunAbortedError",
+    "RunResult",
     "SessionBusyError",
+    "SessionContext",
     "SessionStore",
     "SettingsError",
     "SettingsProvider",
@@ -201,11 +226,13 @@ __all__ = [
     "__version__",
     "assemble_provider_input",
     "assert_compaction_trigger",
+    "branch_entries",
     "build_message_groups",
     "check_permission",
     "compose_messages",
     "compose_system_prompt",
     "contracts",
+    "create_agent",
     "create_allowlist_policy",
     "create_contribution_registries",
     "create_default_compaction_strategy",
@@ -230,6 +257,8 @@ __all__ = [
     "execute_command",
     "is_compaction_entry_data",
     "is_transient_error_info",
+    "labels",
+    "list_leaves",
     "load_config_files",
     "load_json_resource",
     "load_manifest_resource",
@@ -244,6 +273,7 @@ __all__ = [
     "provider_usage",
     "read_config_file",
     "read_jsonl_session_entries",
+    "rebuild_session_context",
     "render_prompt_template",
     "resolve_context_providers",
     "resolve_should_compact",
