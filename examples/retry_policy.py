@@ -1,0 +1,42 @@
+"""Classify provider errors and compute retry delays with a fake clock."""
+
+from __future__ import annotations
+
+import anyio
+
+from prism import RetryContext, RetryOptions, is_transient_error_info, wait_for_retry
+from prism.contracts import ErrorInfo
+from prism.retry import decide_retry
+
+
+async def main() -> None:
+    for info in (
+        {"message": "upstream overloaded", "code": "503"},
+        {"message": "connect ETIMEDOUT"},
+        {"message": "invalid api key", "code": "auth", "status": 401},
+    ):
+        print(f"{info['message']!r}: transient={is_transient_error_info(info)}")
+
+    options = RetryOptions.from_json({"maxAttempts": 4, "baseDelayMs": 100, "maxDelayMs": 300})
+    policy = options.resolve_policy()
+    slept: list[float] = []
+
+    async def fake_sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    error: ErrorInfo = {"message": "rate limited", "code": "429"}
+    for attempt in range(1, 5):
+        decision = await decide_retry(policy, RetryContext(attempt=attempt, error=error))
+        print(
+            f"attempt {attempt}: retry={decision.retry} delay={decision.delay_ms}ms ({decision.reason})"
+        )
+        await wait_for_retry(decision, sleep=fake_sleep)
+    print("slept (s):", slept)
+    after_output = await decide_retry(
+        policy, RetryContext(attempt=1, error=error, output_started=True)
+    )
+    print("after output started:", after_output.retry, after_output.reason)
+
+
+if __name__ == "__main__":
+    anyio.run(main)
