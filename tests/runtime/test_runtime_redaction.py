@@ -43,3 +43,12 @@ async def test_secret_is_redacted_from_events_entries_and_errors() -> None:
     stored: list[Any] = await session.entries()
     assert SECRET not in json.dumps(stored)
     assert "[REDACTED]" in json.dumps(stored)
+
+
+async def test_run_result_reports_the_redacted_stored_messages() -> None:
+    agent = make_agent([provider_text_delta(f"echo {SECRET}"), provider_done()], secrets=[SECRET])
+    session = agent.create_session()
+    result = await session.run("hi")
+    assert SECRET not in json.dumps(result.to_json())
+    assert SECRET not in json.dumps(result.messages)
+    assert result.text == "echo [REDACTED]"

@@ -150,8 +150,9 @@ async def _append_messages(
     entries = [
         message_entry(session, m, first_id if i == 0 else None) for i, m in enumerate(messages)
     ]
-    await session._append_chain(entries)
-    run.messages.extend(messages)
+    stored = await session._append_chain(entries)
+    # The stored (redacted when secrets are set) copies are what the result reports.
+    run.messages.extend(entry["message"] for entry in stored if entry["kind"] == "message")
 
 
 async def _provider_turn(session: AgentSession, run: RunState) -> TurnOutcome:
@@ -273,7 +274,7 @@ async def execute_run(
         else:
             assert outcome.message is not None
             await _append_messages(session, run, [outcome.message], first_id=outcome.message_id)
-            run.final = outcome.message
+            run.final = run.messages[-1]
         # Steering is consumed before the next provider turn, after the tool
         # results just appended; follow-ups only when the run would end.
         steering = session._take_steering()
