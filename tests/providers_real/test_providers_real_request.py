@@ -389,3 +389,15 @@ async def test_owned_client_is_created_lazily_and_closed() -> None:
     async with provider:
         pass
     assert provider._client is None  # never created, nothing to close
+
+
+async def test_explicit_timeout_wins_else_the_clients_own() -> None:
+    recorder, _ = await _send(simple_request(), timeout=5.0)
+    assert recorder.requests[0].extensions["timeout"]["read"] == 5.0
+    recorder = Recorder(lambda: sse_response(OK_BODY))
+    client = httpx.AsyncClient(transport=httpx.MockTransport(recorder), timeout=33.0)
+    provider = create_openai_compatible_provider(
+        base_url=BASE_URL, api_key=CANARY_KEY, http_client=client
+    )
+    await collect(provider, simple_request())
+    assert recorder.requests[0].extensions["timeout"]["read"] == 33.0

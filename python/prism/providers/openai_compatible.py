@@ -236,11 +236,13 @@ class OpenAICompatibleProvider:
             yield _error(f"{self.name}: {redactor.redact_text(str(exc))}", exc.code)
             return
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout or DEFAULT_TIMEOUT)
-        timeout = self._timeout if self._timeout is not None else DEFAULT_TIMEOUT
+            self._client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+        # An explicit timeout wins; otherwise the client's own (a host's
+        # configured client keeps its settings, ours has DEFAULT_TIMEOUT).
+        extra: dict[str, Any] = {} if self._timeout is None else {"timeout": self._timeout}
         try:
             async with aconnect_sse(
-                self._client, "POST", self.url, json=body, headers=headers, timeout=timeout
+                self._client, "POST", self.url, json=body, headers=headers, **extra
             ) as source:
                 response = source.response
                 if response.status_code >= 400:
