@@ -260,3 +260,57 @@ async def test_attention_returning_garbage_fails(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "prism.attention", fake)
     with pytest.raises(ConfigError, match="compile_attention returned no MessageGroups"):
         await assemble_provider_input(model=MODEL, input="x", attention_compiler=object())
+
+
+@pytest.mark.anyio
+async def test_real_attention_compiler_shrinks_old_tool_results() -> None:
+    attention = pytest.importorskip("prism.attention")
+    if not hasattr(attention, "compile_attention"):
+        pytest.skip("attention compiler not available yet")
+    history: list[Message] = []
+    for i in range(6):
+        history.append(
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_call", "id": f"c{i}", "name": "read", "arguments": {}}],
+            }
+        )
+        history.append(
+            {
+                "role": "tool",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "toolCallId": f"c{i}",
+                        "name": "read",
+                        "result": "x" * 4000,
+                    }
+                ],
+            }
+        )
+    frozen = copy.deepcopy(history)
+    reports: list[Any] = []
+    seen_by_context: list[int] = []
+
+    class Counting:
+        name = "count"
+
+        def provide(self, request: ContextRequest) -> str:
+            seen_by_context.append(len(request.messages))
+            return "ctx"
+
+    request = await assemble_provider_input(
+        model={"provider": "mock", "model": "m", "limits": {"contextWindow": 4000}},
+        input="go",
+        history=history,
+        context_providers=[Counting()],
+        attention_compiler={"triggerRatio": 0.5, "keepLast": 1},
+        attention_sticky=attention.create_attention_sticky_frontier(),
+        on_attention_report=reports.append,
+    )
+    assert len(reports) == 1 and reports[0].stubbed_tool_results == 5
+    results = [m["content"][0] for m in request["messages"] if m["role"] == "tool"]
+    assert [r["result"] == "x" * 4000 for r in results] == [False] * 5 + [True]  # type: ignore[typeddict-item]
+    assert texts(request["messages"])[0] == "Context count:\nctx"
+    assert seen_by_context == [13]
+    assert history == frozen

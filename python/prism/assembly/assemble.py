@@ -16,12 +16,18 @@ Stages, in order:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import importlib
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from prism.assembly.context import ContextProvider, ContextRequest, resolve_context_providers
+from prism.assembly.context import (
+    ContextProvider,
+    ContextRequest,
+    resolve_context_providers,
+    run_context_middleware,
+)
 from prism.assembly.groups import MessageGroups, check_message, compose_messages
 from prism.assembly.input_builder import (
     DefaultInputBuilder,
@@ -176,34 +182,47 @@ async def assemble_provider_input(
         "tool_results": tool_results,
     }
 
-    if attention_compiler is not None or input_builder is None:
-        groups = await DefaultInputBuilder().build_groups(input, **build_context)
-        if attention_compiler is not None:
-            groups = await _compile_attention(
-                groups,
-                compiler=attention_compiler,
-                sticky=attention_sticky,
-                model=model,
-                redactor=redactor,
-                session_id=session_id,
-                run_id=run_id,
-                turn=turn,
-                on_report=on_attention_report,
-            )
-        messages = await run_input_assembly(compose_messages(groups), middleware)
-    else:
-        messages = await input_builder.build(input, middleware=middleware, **build_context)
-
-    context_blocks = await resolve_context_providers(
-        context_providers,
-        ContextRequest(
+    def context_request(messages: Sequence[Message]) -> ContextRequest:
+        return ContextRequest(
             messages=tuple(messages),
             metadata=dict(metadata or {}),
             session_id=session_id,
             run_id=run_id,
-        ),
-        middleware=middleware,
-    )
+        )
+
+    if attention_compiler is not None:
+        groups = await DefaultInputBuilder().build_groups(input, **build_context)
+        # Resolve context first so the compiler measures the whole request;
+        # `context` middleware still runs after `input_assembly`, as documented.
+        raw_blocks = await resolve_context_providers(
+            context_providers, context_request(compose_messages(groups))
+        )
+        groups = dataclasses.replace(
+            groups, context_blocks=raw_blocks, skills=skill_list, tools=declared
+        )
+        groups = await _compile_attention(
+            groups,
+            compiler=attention_compiler,
+            sticky=attention_sticky,
+            model=model,
+            redactor=redactor,
+            session_id=session_id,
+            run_id=run_id,
+            turn=turn,
+            on_report=on_attention_report,
+        )
+        bare = dataclasses.replace(groups, context_blocks=[], skills=[], tools=[])
+        messages = await run_input_assembly(compose_messages(bare), middleware)
+        context_blocks = await run_context_middleware(raw_blocks, middleware)
+    else:
+        if input_builder is None:
+            groups = await DefaultInputBuilder().build_groups(input, **build_context)
+            messages = await run_input_assembly(compose_messages(groups), middleware)
+        else:
+            messages = await input_builder.build(input, middleware=middleware, **build_context)
+        context_blocks = await resolve_context_providers(
+            context_providers, context_request(messages), middleware=middleware
+        )
     builder = prompt_builder or DefaultPromptBuilder()
     messages = await builder.build(
         messages, context_blocks=context_blocks, skills=skill_list, tools=declared

@@ -88,12 +88,18 @@ async def resolve_context_providers(
             blocks.append(normalize_context_block(produced, name))
         else:
             blocks.extend(normalize_context_block(item, name) for item in produced)
-    if middleware is not None:
-        updated = await middleware.run("context", blocks)
-        if not isinstance(updated, list):
-            raise ConfigError("context middleware must return a list of context blocks")
-        blocks = [normalize_context_block(block, "context") for block in updated]
-    return blocks
+    return await run_context_middleware(blocks, middleware)
+
+
+async def run_context_middleware(
+    blocks: list[ContextBlock], middleware: MiddlewareRegistry | None
+) -> list[ContextBlock]:
+    if middleware is None:
+        return blocks
+    updated = await middleware.run("context", blocks)
+    if not isinstance(updated, list):
+        raise ConfigError("context middleware must return a list of context blocks")
+    return [normalize_context_block(block, "context") for block in updated]
 
 
 def render_context_block(block: ContextBlock) -> str:
