@@ -206,3 +206,30 @@ async def test_unknown_tool() -> None:
     ]
     assert events[4]["result"]["value"]["code"] == "unknown_tool"
     assert executed == []
+
+
+async def test_auto_compaction_happens_before_the_first_provider_turn() -> None:
+    from prism.compaction import CompactionOptions
+
+    agent = make_agent(FINAL, compaction=CompactionOptions(threshold_entries=2))
+    session = agent.create_session()
+    await session.run("one")
+    events = record(session)
+    await session.run("two")
+    assert kinds(events) == [
+        "run_started",
+        "compaction_started",
+        "compaction_finished",
+        "message_started",
+        "message_delta:text",
+        "message_finished",
+        "run_finished",
+    ]
+
+
+async def test_model_change_outside_a_run_has_no_run_id() -> None:
+    session = make_agent(FINAL).create_session()
+    events = record(session)
+    await session.set_model({"provider": "mock", "model": "other"})
+    assert kinds(events) == ["model_changed"]
+    assert "runId" not in events[0]
