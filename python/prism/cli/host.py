@@ -1,0 +1,118 @@
+"""What the CLI wires together: provider, agent, store, built-in commands.
+
+The CLI is a host in the sense of the reference: it creates everything
+explicitly from flags. Nothing is discovered, imported or loaded on its own
+(``--resource``/``--extension``/``--tool`` are recorded only).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prism.assembly import ContextRequest
+from prism.cli.options import CliOptions, default_session_file
+from prism.cli.providers import ProviderSetup, create_cli_provider
+from prism.extensions import CommandDefinition, define_command
+from prism.registries import ContributionRegistry
+from prism.runtime import Agent, AgentSession, create_agent
+from prism.stores.base import SessionStore
+from prism.stores.jsonl import create_jsonl_session_store
+
+
+@dataclass(frozen=True, slots=True)
+class StaticContext:
+    """``--context TEXT`` as a context provider: the same block every turn."""
+
+    text: str
+    name: str = "cli"
+
+    def provide(self, request: ContextRequest) -> str:
+        return self.text
+
+
+@dataclass(slots=True)
+class CommandContext:
+    """What a CLI command's ``run(args, ctx)`` receives."""
+
+    session: AgentSession
+    host: CliHost
+
+
+class CliHost:
+    def __init__(self, options: CliOptions, environ: Mapping[str, str] | None = None) -> None:
+        self.options = options
+        env = os.environ if environ is None else environ
+        self.setup: ProviderSetup = create_cli_provider(options, env)
+        # Persist only when a session id is named: an anonymous print/json
+        # run or rpc session leaves no file behind.
+        self.session_file: Path | None = None
+        store: SessionStore | None = None
+        if options.session is not None:
+            self.session_file = default_session_file(env)
+            store = create_jsonl_session_store(self.session_file)
+        self.agent: Agent = create_agent(
+            model=self.setup.model,
+            provider=self.setup.provider,
+            system=options.system,
+            compaction=(
+                {"thresholdEntries": options.compact} if options.compact is not None else None
+            ),
+            max_tool_rounds=(options.max_tool_rounds if options.max_tool_rounds is not None else 8),
+            secrets=self.setup.secrets,
+            context_providers=(StaticContext(options.context),) if options.context else (),
+            store=store,
+        )
+        self.commands: ContributionRegistry[CommandDefinition] = ContributionRegistry("command")
+        for command in builtin_commands():
+            self.commands.register(command.name, command)
+
+    def create_session(self, session_id: str | None = None) -> AgentSession:
+        return self.agent.create_session(
+            session_id if session_id is not None else self.options.session
+        )
+
+    async def open_session(self, session_id: str) -> AgentSession:
+        return await self.agent.open_session(session_id)
+
+
+def _list_commands(args: Mapping[str, Any], ctx: CommandContext) -> dict[str, Any]:
+    return {
+        "commands": [
+            {"name": c.name, "description": c.description} for c in ctx.host.commands.list()
+        ]
+    }
+
+
+def _recorded_flags(args: Mapping[str, Any], ctx: CommandContext) -> dict[str, Any]:
+    return ctx.host.options.recorded()
+
+
+async def _session_entries(args: Mapping[str, Any], ctx: CommandContext) -> dict[str, Any]:
+    return {"sessionId": ctx.session.id, "entries": await ctx.session.entries()}
+
+
+def builtin_commands() -> list[CommandDefinition]:
+    """Read-only commands the rpc ``command`` request can run; any other name
+    is refused before anything executes."""
+    empty = {"type": "object", "additionalProperties": False}
+    return [
+        define_command(
+            "commands", _list_commands, description="List these commands.", parameters=empty
+        ),
+        define_command(
+            "flags",
+            _recorded_flags,
+            description="The --config/--resource/--extension/--tool values (recorded, not loaded).",
+            parameters=empty,
+        ),
+        define_command(
+            "session.entries",
+            _session_entries,
+            description="Every stored entry of the current session, all branches.",
+            parameters=empty,
+        ),
+    ]

@@ -1,0 +1,108 @@
+"""print and json modes: one run of ``-p PROMPT``, then exit.
+
+print writes only assistant text deltas to stdout; json writes one event
+envelope per line. Either way a failed run (the stream's ``error`` event, or
+an exception the runtime did not turn into one) prints one line on stderr
+and exits 1.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+from typing import Any, cast
+
+import anyio
+
+from prism.cli.host import CliHost
+from prism.cli.io import LineWriter
+from prism.cli.options import CliOptions, UsageProblem
+from prism.cli.rpc_protocol import event_envelope
+from prism.contracts import AgentEvent, ErrorInfo
+from prism.errors import ConfigError, PrismError
+from prism.runtime import AgentSession
+
+RUN_FAILED_EXIT_CODE = 1
+
+
+def stderr_line(message: str) -> None:
+    sys.stderr.write(f"prism: error: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+
+
+def describe_exception(error: BaseException, redactor: Any) -> ErrorInfo:
+    """ErrorInfo for an exception the runtime did not turn into an event
+    (e.g. a store that cannot create its file); the text is redacted."""
+    if isinstance(error, PrismError):
+        info: ErrorInfo = dict(error.to_error_info())  # type: ignore[assignment]
+    else:
+        info = {"message": f"{type(error).__name__}: {error}", "code": "internal_error"}
+    if len(redactor):
+        info["message"] = redactor.redact_text(info["message"])
+    return info
+
+
+def create_host(options: CliOptions) -> CliHost:
+    """A ConfigError while wiring things up is a usage problem (exit 2)."""
+    try:
+        return CliHost(options)
+    except ConfigError as error:
+        raise UsageProblem(str(error)) from None
+
+
+def stream_events(session: AgentSession, value: Any) -> AsyncGenerator[AgentEvent, None]:
+    # The runtime's stream is an async generator; typed as an iterator there.
+    return cast(AsyncGenerator[AgentEvent, None], session.stream(value))
+
+
+def assistant_text_delta(event: Any) -> str | None:
+    """The text of an assistant text delta, else None (thinking is not printed)."""
+    if event.get("type") != "message_delta":
+        return None
+    delta = event.get("delta")
+    if not isinstance(delta, dict) or delta.get("type") != "text":
+        return None
+    text = delta.get("text")
+    return text if isinstance(text, str) else None
+
+
+async def _run_once(options: CliOptions, writer: LineWriter) -> int:
+    host = create_host(options)
+    session = host.create_session()
+    assert options.prompt is not None
+    failure: ErrorInfo | None = None
+    wrote_text = False
+    try:
+        async with aclosing(stream_events(session, options.prompt)) as events:
+            async for event in events:
+                if options.mode == "json":
+                    writer.write_json(event_envelope(None, event))
+                else:
+                    text = assistant_text_delta(event)
+                    if text:
+                        writer.write_text(text)
+                        wrote_text = True
+                if event.get("type") == "error":
+                    failure = event.get("error") or {"message": "run failed"}
+    except Exception as error:
+        failure = describe_exception(error, host.agent.config.redactor)
+    if options.mode == "print" and wrote_text and sys.stdout.isatty():
+        writer.write_text("\n")  # only for a terminal: piped output stays exactly the deltas
+    if failure is not None:
+        stderr_line(str(failure.get("message") or "run failed"))
+        return RUN_FAILED_EXIT_CODE
+    return 0
+
+
+def run_mode(options: CliOptions) -> int:
+    writer = LineWriter(sys.stdout.buffer)
+    try:
+        if options.mode == "rpc":
+            from prism.cli.rpc import serve_rpc
+
+            return anyio.run(serve_rpc, options, writer, sys.stdin.buffer)
+        return anyio.run(_run_once, options, writer)
+    except KeyboardInterrupt:
+        stderr_line("interrupted")
+        return 130

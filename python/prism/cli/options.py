@@ -1,0 +1,197 @@
+"""Validated CLI options: what the flags (and an explicit --config) mean.
+
+Every check here runs before anything executes, and a failure is a
+``UsageProblem`` that ``prism.cli.main`` turns into one stderr line and exit
+code 2.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Mode = Literal["print", "json", "rpc"]
+MODES: tuple[Mode, ...] = ("print", "json", "rpc")
+MAX_MOCK_DELAY_MS = 600_000
+MAX_SESSION_ID_CHARS = 256
+
+
+class UsageProblem(Exception):
+    """Invalid flags, values or config: reported on one line, exit code 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class CliOptions:
+    mode: Mode = "print"
+    prompt: str | None = None
+    provider: str = "mock"
+    model: str | None = None
+    session: str | None = None
+    config_path: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    resources: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    system: str | None = None
+    context: str | None = None
+    compact: int | None = None
+    max_tool_rounds: int | None = None
+    mock_delay_ms: int = 0
+
+    def recorded(self) -> dict[str, Any]:
+        """The flags the CLI records but never loads (see docs/cli.md)."""
+        return {
+            "config": self.config_path,
+            "resources": list(self.resources),
+            "extensions": list(self.extensions),
+            "tools": list(self.tools),
+        }
+
+
+def validate_session_id(value: str, *, what: str = "--session") -> str:
+    if not value:
+        raise UsageProblem(f"{what} must not be empty")
+    if len(value) > MAX_SESSION_ID_CHARS:
+        raise UsageProblem(f"{what} is longer than {MAX_SESSION_ID_CHARS} characters")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise UsageProblem(f"{what} must not contain control characters")
+    return value
+
+
+def _non_empty(values: list[str] | None, flag: str) -> tuple[str, ...]:
+    out = tuple(values or ())
+    if any(not v.strip() for v in out):
+        raise UsageProblem(f"{flag} must not be empty")
+    return out
+
+
+# Config keys the CLI honours; a flag given on the command line wins.
+_CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
+    "provider": str,
+    "model": str,
+    "system": str,
+    "context": str,
+    "maxToolRounds": int,
+    "compact": int,
+}
+
+
+def _config_value(config: dict[str, Any], key: str, path: str) -> Any:
+    if key not in config:
+        return None
+    value = config[key]
+    expected = _CONFIG_KEYS[key]
+    if isinstance(value, bool) or not isinstance(value, expected):
+        kind = expected.__name__ if isinstance(expected, type) else "value"
+        raise UsageProblem(f"--config {path}: key {key!r} must be a {kind}")
+    return value
+
+
+def load_config(path: str) -> dict[str, Any]:
+    """Read the one file --config names, failing closed with path + reason."""
+    from prism.cli.config import read_cli_config
+
+    try:
+        return read_cli_config(path)
+    except Exception as exc:  # the reason never includes file contents
+        raise UsageProblem(f"--config {path}: {exc}") from None
+
+
+def build_options(
+    *,
+    mode: str,
+    prompt: str | None,
+    provider: str | None,
+    model: str | None,
+    session: str | None,
+    config: str | None,
+    resources: list[str] | None,
+    extensions: list[str] | None,
+    tools: list[str] | None,
+    system: str | None,
+    context: str | None,
+    compact: int | None,
+    max_tool_rounds: int | None,
+    mock_delay_ms: int | None,
+    known_providers: tuple[str, ...],
+) -> CliOptions:
+    if mode not in MODES:
+        raise UsageProblem(f"--mode must be one of {', '.join(MODES)} (got {mode!r})")
+    if mode == "rpc":
+        if prompt is not None:
+            raise UsageProblem("-p/--prompt is not used in rpc mode; send prompt requests")
+    elif prompt is None:
+        raise UsageProblem(f"-p/--prompt is required in {mode} mode")
+    elif not prompt.strip():
+        raise UsageProblem("-p/--prompt must not be empty")
+
+    config_data: dict[str, Any] = {}
+    if config is not None:
+        config_data = load_config(config)
+        provider = (
+            provider if provider is not None else _config_value(config_data, "provider", config)
+        )
+        model = model if model is not None else _config_value(config_data, "model", config)
+        system = system if system is not None else _config_value(config_data, "system", config)
+        context = context if context is not None else _config_value(config_data, "context", config)
+        if max_tool_rounds is None:
+            max_tool_rounds = _config_value(config_data, "maxToolRounds", config)
+        if compact is None:
+            compact = _config_value(config_data, "compact", config)
+
+    provider = provider if provider is not None else "mock"
+    if provider not in known_providers:
+        raise UsageProblem(
+            f"--provider {provider!r} is unknown (choose from {', '.join(known_providers)})"
+        )
+    if model is not None and not model.strip():
+        raise UsageProblem("--model must not be empty")
+    if session is not None:
+        validate_session_id(session)
+    if compact is not None and compact < 1:
+        raise UsageProblem(f"--compact must be at least 1 (got {compact})")
+    if max_tool_rounds is not None and max_tool_rounds < 0:
+        raise UsageProblem(f"--max-tool-rounds must be 0 or more (got {max_tool_rounds})")
+    if mock_delay_ms is not None:
+        if provider != "mock":
+            raise UsageProblem("--mock-delay-ms only applies to --provider mock")
+        if not 0 <= mock_delay_ms <= MAX_MOCK_DELAY_MS:
+            raise UsageProblem(f"--mock-delay-ms must be between 0 and {MAX_MOCK_DELAY_MS}")
+
+    return CliOptions(
+        mode=mode,
+        prompt=prompt,
+        provider=provider,
+        model=model,
+        session=session,
+        config_path=config,
+        config=config_data,
+        resources=_non_empty(resources, "--resource"),
+        extensions=_non_empty(extensions, "--extension"),
+        tools=_non_empty(tools, "--tool"),
+        system=system,
+        context=context,
+        compact=compact,
+        max_tool_rounds=max_tool_rounds,
+        mock_delay_ms=mock_delay_ms or 0,
+    )
+
+
+def prism_home(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the CLI keeps its files: $PRISM_HOME, else $XDG_DATA_HOME/prism,
+    else ~/.local/share/prism."""
+    env = os.environ if environ is None else environ
+    home = env.get("PRISM_HOME")
+    if home:
+        return Path(home)
+    xdg = env.get("XDG_DATA_HOME")
+    if xdg:
+        return Path(xdg) / "prism"
+    return Path.home() / ".local" / "share" / "prism"
+
+
+def default_session_file(environ: Mapping[str, str] | None = None) -> Path:
+    return prism_home(environ) / "sessions.jsonl"

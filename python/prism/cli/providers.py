@@ -1,0 +1,62 @@
+"""Which providers ``--provider`` accepts and how the CLI builds them.
+
+``mock`` is the built-in echo (prism.cli.echo). Real presets come from
+``prism.providers.packages.PROVIDER_PRESETS`` when that module is installed;
+their API key is read from the preset's documented environment variable. The
+CLI is a host, so it may read ``os.environ``; key values are handed to the
+provider and the redactor only, never printed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from prism.cli.echo import MOCK_DEFAULT_MODEL, create_echo_provider
+from prism.cli.options import CliOptions, UsageProblem
+from prism.contracts import ModelConfig
+
+
+def _presets() -> Mapping[str, Any]:
+    try:
+        from prism.providers.packages import PROVIDER_PRESETS
+    except ImportError:
+        return {}
+    return PROVIDER_PRESETS
+
+
+def known_provider_names() -> tuple[str, ...]:
+    return ("mock", *sorted(name for name in _presets() if name != "mock"))
+
+
+@dataclass(slots=True)
+class ProviderSetup:
+    provider: Any
+    model: ModelConfig
+    secrets: tuple[str, ...] = field(default_factory=tuple)
+
+
+def create_cli_provider(
+    options: CliOptions, environ: Mapping[str, str] | None = None
+) -> ProviderSetup:
+    if options.provider == "mock":
+        model: ModelConfig = {"provider": "mock", "model": options.model or MOCK_DEFAULT_MODEL}
+        return ProviderSetup(create_echo_provider(delay_ms=options.mock_delay_ms), model)
+    env = os.environ if environ is None else environ
+    package = _presets().get(options.provider)
+    if package is None:  # build_options already checked; keep the error explicit
+        raise UsageProblem(f"--provider {options.provider!r} is unknown")
+    from prism.providers.packages import create_preset_provider
+
+    env_vars: tuple[str, ...] = tuple(package.auth.env_vars)
+    api_key = next((env[name] for name in env_vars if env.get(name)), None)
+    if api_key is None and package.auth.required:
+        raise UsageProblem(
+            f"--provider {options.provider} needs an API key in the environment variable "
+            + " or ".join(env_vars)
+        )
+    provider = create_preset_provider(package, api_key)
+    model = package.model_or_custom(options.model) if options.model else package.model(None)
+    return ProviderSetup(provider, model, (api_key,) if api_key else ())

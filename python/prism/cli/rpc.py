@@ -1,0 +1,327 @@
+"""rpc mode: LF-delimited JSON requests on stdin, responses and events on stdout.
+
+One loop reads requests in order. ``prompt``/``followUp`` start a run in a
+task and answer when it ends; every other request is answered before the
+next line is read, so runs keep streaming while the client talks. Runs are
+tracked per session: a second run on a busy session is refused at once.
+At EOF the loop stops reading, lets active runs finish, and exits 0.
+All output goes through one LineWriter (whole lines, flushed each time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import anyio
+from anyio.abc import TaskGroup
+
+from prism.cli.host import CliHost, CommandContext
+from prism.cli.io import LineTooLong, LineWriter, iter_request_lines
+from prism.cli.modes import create_host, describe_exception, stream_events
+from prism.cli.options import CliOptions, UsageProblem, validate_session_id
+from prism.cli.rpc_protocol import (
+    RequestId,
+    RpcRequest,
+    RpcRequestError,
+    error_info,
+    error_response,
+    event_envelope,
+    ok_response,
+    parse_request,
+)
+from prism.contracts import ErrorInfo
+from prism.errors import ConfigError, PrismError, SessionBusyError
+from prism.extensions import execute_command
+from prism.runtime import AgentSession
+from prism.runtime.input import normalize_input
+
+_COMPACT_KEYS = {
+    "keepRecentEntries": "keep_recent_entries",
+    "maxSummaryChars": "max_summary_chars",
+}
+
+
+class RpcFailure(Exception):
+    """A request failed with this ErrorInfo (answered ``ok: false``)."""
+
+    def __init__(self, info: ErrorInfo) -> None:
+        super().__init__(info["message"])
+        self.info = info
+
+
+def _fail(message: str, code: str = "invalid_params") -> RpcFailure:
+    return RpcFailure(error_info(message, code))
+
+
+@dataclass(slots=True)
+class ActiveRun:
+    request_id: RequestId
+    session: AgentSession
+    # An abort that arrived before the session's run was cancellable (it is
+    # still loading); applied as soon as the run reports run_started.
+    pending_abort: str | None = None
+    abort_requested: bool = False
+
+
+class RpcServer:
+    def __init__(self, host: CliHost, writer: LineWriter, group: TaskGroup) -> None:
+        self.host = host
+        self.writer = writer
+        self.group = group
+        self.session: AgentSession = host.create_session()
+        self.active: dict[str, ActiveRun] = {}
+        self._handlers: dict[str, Callable[[RpcRequest], Awaitable[Any]]] = {
+            "state": self._state,
+            "messages": self._messages,
+            "abort": self._abort,
+            "steer": self._steer,
+            "setModel": self._set_model,
+            "compact": self._compact,
+            "switchSession": self._switch_session,
+            "forkSession": self._fork_session,
+            "cloneSession": self._clone_session,
+            "command": self._command,
+        }
+
+    # --- the loop -------------------------------------------------------------------
+
+    async def handle_line(self, line: bytes | LineTooLong) -> None:
+        if isinstance(line, LineTooLong):
+            self.writer.write_json(error_response(None, error_info(str(line), "invalid_request")))
+            return
+        try:
+            request = parse_request(line)
+        except RpcRequestError as refused:
+            self.writer.write_json(error_response(refused.request_id, refused.info))
+            return
+        if request.command in ("prompt", "followUp"):
+            try:
+                self._start_run(request)
+            except RpcFailure as failure:
+                self.writer.write_json(error_response(request.id, failure.info))
+            return
+        try:
+            result = await self._handlers[request.command](request)
+        except RpcFailure as failure:
+            self.writer.write_json(error_response(request.id, failure.info))
+        except Exception as error:  # answered, never fatal to the loop
+            info = describe_exception(error, self.host.agent.config.redactor)
+            self.writer.write_json(error_response(request.id, info))
+        else:
+            self.writer.write_json(ok_response(request.id, result))
+
+    def _error_info(self, error: PrismError) -> ErrorInfo:
+        return describe_exception(error, self.host.agent.config.redactor)
+
+    # --- runs -----------------------------------------------------------------------
+
+    def _start_run(self, request: RpcRequest) -> None:
+        session = self.session
+        if session.id in self.active or session.is_running:
+            raise RpcFailure(
+                error_info(
+                    f"session {session.id!r} already has an active run", SessionBusyError.code
+                )
+            )
+        if "input" not in request.params:
+            raise _fail(f"{request.command} needs params.input")
+        try:
+            normalize_input(request.params["input"])  # refuse bad input before any run starts
+        except ConfigError as error:
+            raise RpcFailure(self._error_info(error)) from None
+        active = ActiveRun(request.id, session)
+        self.active[session.id] = active
+        self.group.start_soon(self._run, active, request.params["input"])
+
+    async def _run(self, active: ActiveRun, value: Any) -> None:
+        session = active.session
+        failure: ErrorInfo | None = None
+        finished: dict[str, Any] | None = None
+        text = ""
+        try:
+            async with aclosing(stream_events(session, value)) as events:
+                async for event in events:
+                    kind = event.get("type")
+                    if kind == "run_started" and active.pending_abort is not None:
+                        session.abort(active.pending_abort or None)
+                        active.pending_abort = None
+                    self.writer.write_json(event_envelope(active.request_id, event))
+                    if kind == "error":
+                        failure = event.get("error")
+                    elif kind == "run_finished":
+                        finished = dict(event)
+                    elif kind == "message_finished" and event.get("role") == "assistant":
+                        text = _message_text(event.get("message"))
+        except Exception as error:
+            failure = describe_exception(error, self.host.agent.config.redactor)
+        finally:
+            self.active.pop(session.id, None)
+        if failure is None and finished is None:
+            failure = error_info("Agent run aborted", "aborted")
+        if failure is not None:
+            self.writer.write_json(error_response(active.request_id, failure))
+            return
+        assert finished is not None
+        result: dict[str, Any] = {
+            "sessionId": session.id,
+            "runId": finished.get("runId"),
+            "text": text,
+        }
+        for key in ("stopReason", "usage", "toolRounds"):
+            if key in finished:
+                result[key] = finished[key]
+        self.writer.write_json(ok_response(active.request_id, result))
+
+    async def _abort(self, request: RpcRequest) -> dict[str, Any]:
+        reason = request.params.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise _fail("abort params.reason must be a string")
+        session = self.session
+        active = self.active.get(session.id)
+        if active is None:
+            return {"sessionId": session.id, "aborted": False}
+        if not session.abort(reason):
+            active.pending_abort = reason or ""
+        active.abort_requested = True
+        return {"sessionId": session.id, "aborted": True}
+
+    async def _steer(self, request: RpcRequest) -> dict[str, Any]:
+        if "input" not in request.params:
+            raise _fail("steer needs params.input")
+        if self.session.id not in self.active:
+            raise RpcFailure(
+                error_info("steer needs an active run on this session", "no_active_run")
+            )
+        self.session.steer(request.params["input"])
+        return {"sessionId": self.session.id}
+
+    # --- reads and session changes ------------------------------------------------------
+
+    async def _state(self, request: RpcRequest) -> dict[str, Any]:
+        state = await self.session.state()
+        state["activeRuns"] = sorted(self.active)
+        state["persisted"] = self.host.session_file is not None
+        return state
+
+    async def _messages(self, request: RpcRequest) -> dict[str, Any]:
+        return {"sessionId": self.session.id, "messages": await self.session.messages()}
+
+    async def _set_model(self, request: RpcRequest) -> dict[str, Any]:
+        value = request.params.get("model")
+        current = self.session.current_model
+        if isinstance(value, str) and value.strip():
+            model: dict[str, Any] = {**current, "model": value}
+        elif isinstance(value, dict):
+            model = {**current, **value}
+        else:
+            raise _fail("setModel needs params.model: a model name or {provider, model}")
+        if model.get("provider") != current.get("provider"):
+            # One provider per process: the CLI built exactly one from --provider.
+            raise _fail(
+                f"setModel cannot switch provider from {current.get('provider')!r}"
+                " (start prism with --provider instead)"
+            )
+        entry = await self.session.set_model(model)  # type: ignore[arg-type]
+        return {"sessionId": self.session.id, "model": entry.get("model"), "entryId": entry["id"]}
+
+    async def _compact(self, request: RpcRequest) -> dict[str, Any]:
+        if self.session.id in self.active or self.session.is_running:
+            raise RpcFailure(
+                error_info("cannot compact while the session has an active run", "session_busy")
+            )
+        options: dict[str, Any] = {}
+        for key, value in request.params.items():
+            name = _COMPACT_KEYS.get(key)
+            if name is None:
+                raise _fail(f"unknown compact option {key!r}")
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise _fail(f"compact option {key!r} must be a non-negative integer")
+            options[name] = value
+        entry = await self.session.compact(**options)
+        return {
+            "sessionId": self.session.id,
+            "entryId": entry["id"],
+            "summary": entry.get("summary"),
+        }
+
+    def _session_id_param(self, request: RpcRequest, key: str, *, required: bool) -> str | None:
+        value = request.params.get(key)
+        if value is None:
+            if required:
+                raise _fail(f"{request.command} needs params.{key}")
+            return None
+        if not isinstance(value, str):
+            raise _fail(f"{request.command} params.{key} must be a string")
+        try:
+            return validate_session_id(value, what=f"params.{key}")
+        except UsageProblem as problem:
+            raise _fail(str(problem)) from None
+
+    async def _switch_session(self, request: RpcRequest) -> dict[str, Any]:
+        session_id = self._session_id_param(request, "sessionId", required=True)
+        assert session_id is not None
+        active = self.active.get(session_id)
+        # A session with a run in flight keeps its handle so the run and the
+        # client see the same state.
+        self.session = active.session if active else await self.host.open_session(session_id)
+        return await self._switched()
+
+    async def _fork_session(self, request: RpcRequest) -> dict[str, Any]:
+        entry_id = request.params.get("entryId")
+        if entry_id is not None and not isinstance(entry_id, str):
+            raise _fail("forkSession params.entryId must be a string")
+        new_id = self._session_id_param(request, "sessionId", required=False)
+        if entry_id is not None and await self.session.store.get(entry_id) is None:
+            raise _fail(f"forkSession: unknown entry {entry_id!r}", "unknown_entry")
+        self.session = await self.session.fork(entry_id, id=new_id)
+        return await self._switched()
+
+    async def _clone_session(self, request: RpcRequest) -> dict[str, Any]:
+        new_id = self._session_id_param(request, "sessionId", required=False)
+        self.session = await self.session.clone(id=new_id)
+        return await self._switched()
+
+    async def _switched(self) -> dict[str, Any]:
+        state = await self.session.state()
+        return {
+            "sessionId": self.session.id,
+            "leafId": state.get("leafId"),
+            "entryCount": state.get("entryCount"),
+        }
+
+    async def _command(self, request: RpcRequest) -> Any:
+        name = request.params.get("name")
+        if not isinstance(name, str):
+            raise _fail("command needs params.name (a string)")
+        args = request.params.get("args", {})
+        if not isinstance(args, dict):
+            raise _fail("command params.args must be an object")
+        if not self.host.commands.has(name):
+            raise RpcFailure(error_info(f"unknown command {name[:100]!r}", "unknown_command"))
+        context = CommandContext(session=self.session, host=self.host)
+        return await execute_command(
+            self.host.commands, name, args, context, secrets=self.host.setup.secrets
+        )
+
+
+def _message_text(message: Any) -> str:
+    if not isinstance(message, dict):
+        return ""
+    return "".join(
+        block.get("text", "")
+        for block in message.get("content", [])
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+async def serve_rpc(options: CliOptions, writer: LineWriter, stdin: BinaryIO) -> int:
+    host = create_host(options)
+    async with anyio.create_task_group() as group:
+        server = RpcServer(host, writer, group)
+        async for line in iter_request_lines(stdin):
+            await server.handle_line(line)
+        # EOF: stop reading; the task group waits for active runs to finish.
+    return 0
