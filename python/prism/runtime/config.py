@@ -113,8 +113,7 @@ class AgentConfig:
             secret_values = normalize_secrets(secrets)
         except TypeError as error:
             raise ConfigError(f"secrets: {error}") from None
-        if attention_compiler is False:
-            attention_compiler = None
+        checked_compaction = _check_compaction(compaction)
         return cls(
             model=checked_model,
             provider=provider,
@@ -122,10 +121,12 @@ class AgentConfig:
             middleware=middleware,
             system=system_layers,
             retry=_check_retry(retry),
-            compaction=_check_compaction(compaction),
+            compaction=checked_compaction,
             max_tool_rounds=validate_positive_int(max_tool_rounds, "max_tool_rounds", minimum=0),
             tool_concurrency=validate_positive_int(tool_concurrency, "tool_concurrency"),
-            attention_compiler=attention_compiler,
+            attention_compiler=_check_attention(
+                attention_compiler, checked_model, checked_compaction
+            ),
             secrets=secret_values,
             redactor=create_redactor(secret_values),
             permission_policy=permission_policy,
@@ -159,3 +160,17 @@ def _check_compaction(compaction: Any) -> Any:
     if compaction is None or compaction is False:
         return None
     return coerce_compaction_options(compaction)
+
+
+def _check_attention(value: Any, model: ModelConfig, compaction: Any) -> Any:
+    """``None``/``False``: off. ``True``, options or their camelCase dict: a frozen
+    ``AttentionCompiler`` whose input cap is resolved now (failing closed), with
+    the compaction trigger cross-checked against it."""
+    if value is None or value is False:
+        return None
+    from prism.attention import create_attention_compiler
+
+    trigger = getattr(compaction, "effective_trigger", None) if compaction is not None else None
+    return create_attention_compiler(
+        None if value is True else value, model=model, compaction_trigger=trigger
+    )

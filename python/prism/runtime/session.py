@@ -200,7 +200,7 @@ class AgentSession:
             ),
             metadata=dict(metadata or {}),
             tool_declarations=config.tools.declarations(),
-            attention=attention,
+            attention=_run_attention(config.attention_compiler, attention),
         )
 
     async def run(
@@ -503,6 +503,15 @@ class AgentSession:
     async def clone(self, *, id: str | None = None) -> AgentSession:
         """``fork`` at the current leaf: the same branch under a new session id."""
         return await self.fork(None, id=id)
+
+
+def _run_attention(agent_compiler: Any, overlay: Any) -> Any:
+    """The run's compiler: the agent's, narrowed (or switched off) by the run."""
+    if agent_compiler is None and overlay is None:
+        return None
+    from prism.attention import resolve_run_compiler
+
+    return resolve_run_compiler(agent_compiler, overlay)
 
 
 def _copy_branch(path: Sequence[SessionEntry], target: AgentSession) -> list[SessionEntry]:

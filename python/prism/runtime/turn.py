@@ -90,17 +90,23 @@ async def assemble_turn(session: AgentSession, run: RunState) -> ProviderRequest
 
 
 def attention_options(session: AgentSession, run: RunState) -> dict[str, Any]:
-    """Attention wiring point: compiler (agent option narrowed by the run's
-    overlay), the session's sticky frontier, and the report callback that
-    emits ``attention_compiled``. Empty when no compiler is configured."""
-    compiler = session.agent.config.attention_compiler
+    """Attention wiring: the run's compiler (the agent's, narrowed by the run
+    overlay), the session's sticky frontier (shared across runs and turns),
+    and the callback that emits one ``attention_compiled`` event per mutated
+    turn. Empty when the run has no compiler."""
+    compiler = run.attention
     if compiler is None:
         return {}
+    if session.attention_sticky is None:
+        from prism.attention import create_attention_sticky_frontier
+
+        session.attention_sticky = create_attention_sticky_frontier()
 
     def on_report(report: Any) -> None:
-        to_event = getattr(report, "to_event", None)
-        fields = to_event() if callable(to_event) else dict(report or {})
-        run.emit({"type": "attention_compiled", **fields})
+        fields = dict(report.to_event())
+        fields.pop("sessionId", None)
+        fields.pop("runId", None)
+        run.emit(fields)
 
     return {
         "attention_compiler": compiler,
