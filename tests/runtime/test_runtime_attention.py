@@ -87,3 +87,22 @@ async def test_run_overlay_can_switch_the_compiler_off_but_not_on() -> None:
 def test_an_unresolvable_input_cap_fails_at_create_agent() -> None:
     with pytest.raises(ConfigError, match="input cap"):
         make_agent([provider_done()], attention_compiler=True)
+
+
+async def test_budget_error_is_the_runs_error_event() -> None:
+    provider = create_mock_provider(script)
+    agent = make_agent(
+        None,
+        provider=provider,
+        tools=[define_tool("fetch", lambda a, c: BIG)],
+        attention_compiler={"maxInputTokens": 50},
+    )
+    session = agent.create_session()
+    events = record(session)
+    from prism.errors import AttentionBudgetError
+
+    with pytest.raises(AttentionBudgetError):
+        await session.run("x" * 2000)
+    assert events[-1]["type"] == "error"
+    assert events[-1]["error"]["code"] == "attention_budget_exceeded"
+    assert not session.is_running
