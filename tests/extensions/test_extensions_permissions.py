@@ -10,6 +10,7 @@ from prism.extensions import ExtensionAPI, create_extension_kernel, define_exten
 from prism.security.permissions import (
     PermissionDecision,
     PermissionRequest,
+    allowlist_policy_from_json,
     check_permission,
     combine_policies,
     create_allow_all_policy,
@@ -125,3 +126,17 @@ async def test_middleware_renaming_a_call_to_a_denied_tool_does_not_execute_it()
     assert result["toolCallId"] == "call-1"
     assert result["value"]["code"] == "permission_denied"
     assert "delete" in result["value"]["message"]
+
+
+@pytest.mark.anyio
+async def test_allowlist_from_config_data() -> None:
+    policy = allowlist_policy_from_json({"tools": ["read"], "extensions": ["*"]})
+    assert (await check_permission(policy, req("tool", "read"))).allowed
+    assert (await check_permission(policy, req("extension", "x"))).allowed
+    assert not (await check_permission(policy, req("resource", "x"))).allowed
+    with pytest.raises(ConfigError, match="unknown keys: tool; expected tools"):
+        allowlist_policy_from_json({"tool": ["read"]})
+    with pytest.raises(ConfigError, match=r"permissions\.tools must be an array"):
+        allowlist_policy_from_json({"tools": "read"})
+    with pytest.raises(ConfigError, match="must be an object"):
+        allowlist_policy_from_json(["read"])

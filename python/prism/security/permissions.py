@@ -137,6 +137,32 @@ def create_allowlist_policy(
     return AllowlistPolicy(rules)
 
 
+_ALLOWLIST_JSON_KEYS = ("tools", "extensions", "resources", "commands")
+
+
+def allowlist_policy_from_json(value: Any) -> AllowlistPolicy:
+    """Build an allowlist from config data such as
+    ``{"tools": ["read"], "extensions": ["*"]}``; a missing kind is denied.
+    Unknown keys and non-list values are refused (``ConfigError``)."""
+    if not isinstance(value, Mapping):
+        raise ConfigError("permissions must be an object of allowlists")
+    unknown = sorted(str(key) for key in value if key not in _ALLOWLIST_JSON_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"permissions has unknown keys: {', '.join(unknown)}; "
+            f"expected {', '.join(_ALLOWLIST_JSON_KEYS)}"
+        )
+    for key in _ALLOWLIST_JSON_KEYS:
+        if key in value and not isinstance(value[key], list):
+            raise ConfigError(f"permissions.{key} must be an array of names")
+    return create_allowlist_policy(
+        tools=value.get("tools"),
+        extensions=value.get("extensions"),
+        resources=value.get("resources"),
+        commands=value.get("commands"),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class _ConstantPolicy:
     allowed: bool
