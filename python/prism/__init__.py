@@ -54,6 +54,7 @@ from prism.errors import (
     CommandError,
     ConfigError,
     ConfigFileError,
+    CredentialError,
     DuplicateContributionError,
     DuplicateEntryError,
     ExtensionError,
@@ -97,6 +98,17 @@ from prism.providers import (
     provider_tool_call_delta,
     provider_usage,
 )
+from prism.providers.openai_compatible import (
+    CachePolicy,
+    OpenAICompatibleProvider,
+    RequestPolicy,
+    create_openai_compatible_provider,
+)
+from prism.providers.packages import (
+    PROVIDER_PRESETS,
+    ProviderPackage,
+    get_provider_preset,
+)
 from prism.registries import (
     ContributionRegistries,
     ContributionRegistry,
@@ -125,6 +137,16 @@ from prism.runtime import (
     RunResult,
     create_agent,
 )
+from prism.security.credentials import (
+    OAuthToken,
+    ResolvedCredential,
+    callable_credential,
+    create_credential_chain,
+    create_oauth_credential,
+    env_credential,
+    explicit_credential,
+    resolve_credential,
+)
 from prism.security.permissions import (
     PermissionDecision,
     PermissionPolicy,
@@ -133,6 +155,7 @@ from prism.security.permissions import (
     create_allowlist_policy,
     create_deny_all_policy,
 )
+from prism.security.redaction import create_redactor
 from prism.stores import (
     JsonlSessionStore,
     MemorySessionStore,
@@ -158,10 +181,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AGENT_EVENT_TYPES",
+    "PROVIDER_PRESETS",
     "AIProvider",
     "Agent",
     "AgentConfig",
     "AgentSession",
+    "CachePolicy",
     "CommandDefinition",
     "CommandError",
     "CompactionContext",
@@ -175,6 +200,7 @@ __all__ = [
     "ContextProvider",
     "ContributionRegistries",
     "ContributionRegistry",
+    "CredentialError",
     "DefaultInputBuilder",
     "DefaultPromptBuilder",
     "DuplicateContributionError",
@@ -192,6 +218,8 @@ __all__ = [
     "MiddlewareRegistry",
     "MockProvider",
     "NoActiveRunError",
+    "OAuthToken",
+    "OpenAICompatibleProvider",
     "PackageManifest",
     "PermissionDecision",
     "PermissionDeniedError",
@@ -199,8 +227,11 @@ __all__ = [
     "PermissionRequest",
     "PrismError",
     "ProviderError",
+    "ProviderPackage",
     "ProviderRegistry",
     "RegistryClosedError",
+    "RequestPolicy",
+    "ResolvedCredential",
     "ResourceError",
     "ResourceLoader",
     "RetryContext",
@@ -228,6 +259,7 @@ __all__ = [
     "assert_compaction_trigger",
     "branch_entries",
     "build_message_groups",
+    "callable_credential",
     "check_permission",
     "compose_messages",
     "compose_system_prompt",
@@ -235,6 +267,7 @@ __all__ = [
     "create_agent",
     "create_allowlist_policy",
     "create_contribution_registries",
+    "create_credential_chain",
     "create_default_compaction_strategy",
     "create_default_input_builder",
     "create_default_prompt_builder",
@@ -245,7 +278,10 @@ __all__ = [
     "create_memory_session_store",
     "create_middleware_registry",
     "create_mock_provider",
+    "create_oauth_credential",
+    "create_openai_compatible_provider",
     "create_provider_registry",
+    "create_redactor",
     "create_settings_provider",
     "create_sqlite_session_store",
     "create_tool_registry",
@@ -254,7 +290,10 @@ __all__ = [
     "define_extension",
     "define_tool",
     "dispatch_tool_call",
+    "env_credential",
     "execute_command",
+    "explicit_credential",
+    "get_provider_preset",
     "is_compaction_entry_data",
     "is_transient_error_info",
     "labels",
@@ -276,6 +315,7 @@ __all__ = [
     "rebuild_session_context",
     "render_prompt_template",
     "resolve_context_providers",
+    "resolve_credential",
     "resolve_should_compact",
     "run_tool_calls",
     "tool",
