@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -19,7 +19,8 @@ from prism.contracts import ErrorInfo
 from prism.security.redaction import SecretRedactor
 
 MAX_BODY_CHARS = 1000
-TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+# 529 is the "overloaded" status some gateways pass through from upstreams.
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
 
 def parse_retry_after(
@@ -171,9 +172,3 @@ def incomplete_stream_info(provider: str) -> ErrorInfo:
         "code": "stream_incomplete",
         "retryable": True,
     }
-
-
-def headers_for_log(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers with credentials masked, for debug output."""
-    hidden = {"authorization", "api-key", "x-api-key", "proxy-authorization", "cookie"}
-    return {k: ("<hidden>" if k.lower() in hidden else v) for k, v in headers.items()}

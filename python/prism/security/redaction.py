@@ -8,9 +8,9 @@ provider adapters and the runtime call on error infos and events.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
-from prism.contracts import ErrorInfo, JsonValue
+from prism.contracts import ErrorInfo
 from prism.errors import ConfigError
 
 _T = TypeVar("_T")
@@ -127,10 +127,3 @@ def redact_event(event: _T, redactor: SecretRedactor | None) -> _T:
     if redactor is None or len(redactor) == 0:
         return event
     return redactor.redact_value(event)
-
-
-def redact_json(value: JsonValue, redactor: SecretRedactor | None) -> Any:
-    """Redact any JSON value; ``None`` redactor returns it unchanged."""
-    if redactor is None or len(redactor) == 0:
-        return value
-    return redactor.redact_value(value)
