@@ -401,3 +401,20 @@ async def test_explicit_timeout_wins_else_the_clients_own() -> None:
     )
     await collect(provider, simple_request())
     assert recorder.requests[0].extensions["timeout"]["read"] == 33.0
+
+
+async def test_assistant_content_is_null_only_beside_tool_calls() -> None:
+    request = {
+        "model": {"provider": "p", "model": "m"},
+        "messages": [
+            {"role": "assistant", "content": [{"type": "thinking", "text": "t"}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_call", "id": "c", "name": "f", "arguments": {}}],
+            },
+        ],
+    }
+    recorder, _ = await _send(request, request_policy=RequestPolicy(thinking="omit"))
+    first, second = recorder.bodies[0]["messages"]
+    assert first == {"role": "assistant", "content": ""}
+    assert second["content"] is None and second["tool_calls"][0]["id"] == "c"

@@ -299,7 +299,9 @@ def _assistant_message(
             thinking.append(block["text"])  # type: ignore[typeddict-item]
         else:
             raise _refuse(block, index, "assistant", "assistant messages carry text and tool calls")
-    msg: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
+    # null content is only valid next to tool_calls; several servers reject it otherwise.
+    text: str | None = "".join(texts) if texts or not calls else None
+    msg: dict[str, Any] = {"role": "assistant", "content": text}
     if calls:
         msg["tool_calls"] = calls
     if thinking and policy.thinking in ("reasoning_content", "reasoning"):
