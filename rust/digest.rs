@@ -33,7 +33,11 @@ impl Default for JsonHasher {
 
 impl JsonHasher {
     pub fn new() -> Self {
-        Self { hasher: Sha256::new(), buf: Vec::with_capacity(BUF), total: 0 }
+        Self {
+            hasher: Sha256::new(),
+            buf: Vec::with_capacity(BUF),
+            total: 0,
+        }
     }
 
     /// Bytes that go out verbatim (punctuation, numbers, literals, string runs).
@@ -80,7 +84,14 @@ impl JsonHasher {
                 0x08 => self.raw(b"\\b"),
                 0x0c => self.raw(b"\\f"),
                 _ => {
-                    let esc = [b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]];
+                    let esc = [
+                        b'\\',
+                        b'u',
+                        b'0',
+                        b'0',
+                        HEX[(b >> 4) as usize],
+                        HEX[(b & 15) as usize],
+                    ];
                     self.raw(&esc);
                 }
             }

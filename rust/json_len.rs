@@ -26,8 +26,13 @@ pub fn escaped_extra(bytes: &[u8]) -> usize {
         let mut acc: u32 = 0;
         for &b in chunk {
             let ctrl = (b < 0x20) as u32;
-            let short = ((b == b'"') | (b == b'\\') | (b == b'\n') | (b == b'\r') | (b == b'\t')
-                | (b == 0x08) | (b == 0x0c)) as u32;
+            let short = ((b == b'"')
+                | (b == b'\\')
+                | (b == b'\n')
+                | (b == b'\r')
+                | (b == b'\t')
+                | (b == 0x08)
+                | (b == 0x0c)) as u32;
             acc += short + (ctrl & (short ^ 1)) * 5;
         }
         total += acc as usize;

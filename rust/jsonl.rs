@@ -132,12 +132,20 @@ pub fn split_lines(data: &[u8], first_line: usize) -> Vec<Line<'_>> {
     let mut start = 0;
     let mut number = first_line;
     for nl in memchr::memchr_iter(b'\n', data) {
-        out.push(Line { number, bytes: strip_cr(&data[start..nl]), unterminated: false });
+        out.push(Line {
+            number,
+            bytes: strip_cr(&data[start..nl]),
+            unterminated: false,
+        });
         start = nl + 1;
         number += 1;
     }
     if start < data.len() {
-        out.push(Line { number, bytes: strip_cr(&data[start..]), unterminated: true });
+        out.push(Line {
+            number,
+            bytes: strip_cr(&data[start..]),
+            unterminated: true,
+        });
     }
     out
 }
@@ -212,18 +220,31 @@ pub fn parse_lines<'a>(lines: &[Line<'a>], threads: usize) -> Vec<Outcome<'a>> {
             .iter()
             .map(|p| s.spawn(move || p.iter().map(parse_line).collect::<Vec<_>>()))
             .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("parser thread")).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("parser thread"))
+            .collect()
     })
 }
 
-pub const KINDS: [&str; 6] = ["message", "summary", "model_change", "custom", "compaction", "label"];
+pub const KINDS: [&str; 6] = [
+    "message",
+    "summary",
+    "model_change",
+    "custom",
+    "compaction",
+    "label",
+];
 
 fn need<'v, 'a>(obj: &'v JVal<'a>, field: &str, label: &str) -> Result<&'v JVal<'a>, String> {
-    obj.get(field).ok_or_else(|| format!("missing field '{label}'"))
+    obj.get(field)
+        .ok_or_else(|| format!("missing field '{label}'"))
 }
 
 fn need_str<'v>(obj: &'v JVal<'_>, field: &str, label: &str) -> Result<&'v str, String> {
-    need(obj, field, label)?.as_str().ok_or_else(|| format!("field '{label}' must be a string"))
+    need(obj, field, label)?
+        .as_str()
+        .ok_or_else(|| format!("field '{label}' must be a string"))
 }
 
 fn need_id(obj: &JVal<'_>, field: &str) -> Result<(), String> {
@@ -240,7 +261,12 @@ fn need_obj<'v, 'a>(obj: &'v JVal<'a>, field: &str, label: &str) -> Result<&'v J
     }
 }
 
-fn optional(obj: &JVal<'_>, field: &str, ok: fn(&JVal<'_>) -> bool, what: &str) -> Result<(), String> {
+fn optional(
+    obj: &JVal<'_>,
+    field: &str,
+    ok: fn(&JVal<'_>) -> bool,
+    what: &str,
+) -> Result<(), String> {
     match obj.get(field) {
         Some(v) if !ok(v) => Err(format!("field '{field}' must be {what}")),
         _ => Ok(()),
@@ -345,8 +371,14 @@ mod tests {
         let got = parse_all(data.as_bytes());
         assert_eq!(got[0], (1, Ok(())));
         let reason = got[1].1.clone().unwrap_err();
-        assert!(reason.starts_with("invalid JSON: EOF while parsing"), "{reason}");
-        assert!(reason.ends_with("(torn last line: no trailing newline)"), "{reason}");
+        assert!(
+            reason.starts_with("invalid JSON: EOF while parsing"),
+            "{reason}"
+        );
+        assert!(
+            reason.ends_with("(torn last line: no trailing newline)"),
+            "{reason}"
+        );
     }
 
     #[test]
@@ -364,18 +396,54 @@ mod tests {
     fn field_reasons() {
         let cases = [
             (r#"[1]"#, "entry is not a JSON object"),
-            (r#"{"sessionId":"s","parentId":null,"kind":"label","label":"l"}"#, "missing field 'id'"),
-            (r#"{"id":"","sessionId":"s","parentId":null,"kind":"label","label":"l"}"#, "field 'id' must be a non-empty string"),
-            (r#"{"id":"a","parentId":null,"kind":"label","label":"l"}"#, "missing field 'sessionId'"),
-            (r#"{"id":"a","sessionId":"s","kind":"label","label":"l"}"#, "missing field 'parentId'"),
-            (r#"{"id":"a","sessionId":"s","parentId":3,"kind":"label","label":"l"}"#, "field 'parentId' must be a string or null"),
-            (r#"{"id":"a","sessionId":"s","parentId":null,"kind":"nope"}"#, "unknown kind 'nope'"),
-            (r#"{"id":"a","sessionId":"s","parentId":null,"kind":"message","message":{"role":"user","content":"x"}}"#, "field 'message.content' must be a list"),
-            (r#"{"id":"a","sessionId":"s","parentId":null,"kind":"message","message":{"content":[]}}"#, "missing field 'message.role'"),
-            (r#"{"id":"a","sessionId":"s","parentId":null,"kind":"model_change","model":{"provider":"p"}}"#, "missing field 'model.model'"),
-            (r#"{"id":"a","sessionId":"s","parentId":null,"kind":"custom"}"#, "missing field 'customType'"),
-            (r#"{"id":"a","sessionId":"s","parentId":null,"kind":"compaction","summary":"s","data":{"keepEntryIds":[1]}}"#, "field 'data.keepEntryIds' must be a list of strings"),
-            (r#"{"id":"a","sessionId":"s","parentId":null,"kind":"label","label":"l","createdAt":5}"#, "field 'createdAt' must be a string"),
+            (
+                r#"{"sessionId":"s","parentId":null,"kind":"label","label":"l"}"#,
+                "missing field 'id'",
+            ),
+            (
+                r#"{"id":"","sessionId":"s","parentId":null,"kind":"label","label":"l"}"#,
+                "field 'id' must be a non-empty string",
+            ),
+            (
+                r#"{"id":"a","parentId":null,"kind":"label","label":"l"}"#,
+                "missing field 'sessionId'",
+            ),
+            (
+                r#"{"id":"a","sessionId":"s","kind":"label","label":"l"}"#,
+                "missing field 'parentId'",
+            ),
+            (
+                r#"{"id":"a","sessionId":"s","parentId":3,"kind":"label","label":"l"}"#,
+                "field 'parentId' must be a string or null",
+            ),
+            (
+                r#"{"id":"a","sessionId":"s","parentId":null,"kind":"nope"}"#,
+                "unknown kind 'nope'",
+            ),
+            (
+                r#"{"id":"a","sessionId":"s","parentId":null,"kind":"message","message":{"role":"user","content":"x"}}"#,
+                "field 'message.content' must be a list",
+            ),
+            (
+                r#"{"id":"a","sessionId":"s","parentId":null,"kind":"message","message":{"content":[]}}"#,
+                "missing field 'message.role'",
+            ),
+            (
+                r#"{"id":"a","sessionId":"s","parentId":null,"kind":"model_change","model":{"provider":"p"}}"#,
+                "missing field 'model.model'",
+            ),
+            (
+                r#"{"id":"a","sessionId":"s","parentId":null,"kind":"custom"}"#,
+                "missing field 'customType'",
+            ),
+            (
+                r#"{"id":"a","sessionId":"s","parentId":null,"kind":"compaction","summary":"s","data":{"keepEntryIds":[1]}}"#,
+                "field 'data.keepEntryIds' must be a list of strings",
+            ),
+            (
+                r#"{"id":"a","sessionId":"s","parentId":null,"kind":"label","label":"l","createdAt":5}"#,
+                "field 'createdAt' must be a string",
+            ),
         ];
         for (line, want) in cases {
             let got = parse_all(line.as_bytes());
@@ -388,13 +456,20 @@ mod tests {
         let line = r#"{"id":"a","sessionId":"s","parentId":"p","kind":"custom","customType":"t","data":{"z":1,"a":"x\ny","m":[1.5,-2,18446744073709551615]}}"#;
         let lines = split_lines(line.as_bytes(), 7);
         assert_eq!(lines[0].number, 7);
-        let Outcome::Entry(v) = parse_line(&lines[0]) else { panic!() };
-        let JVal::Obj(data) = v.get("data").unwrap() else { panic!() };
+        let Outcome::Entry(v) = parse_line(&lines[0]) else {
+            panic!()
+        };
+        let JVal::Obj(data) = v.get("data").unwrap() else {
+            panic!()
+        };
         let keys: Vec<&str> = data.iter().map(|(k, _)| k.as_ref()).collect();
         assert_eq!(keys, ["z", "a", "m"]);
         assert!(matches!(v.get("id"), Some(JVal::Str(Cow::Borrowed("a")))));
         assert!(matches!(data[1].1, JVal::Str(Cow::Owned(_))));
-        assert_eq!(data[2].1, JVal::Arr(vec![JVal::F64(1.5), JVal::I64(-2), JVal::U64(u64::MAX)]));
+        assert_eq!(
+            data[2].1,
+            JVal::Arr(vec![JVal::F64(1.5), JVal::I64(-2), JVal::U64(u64::MAX)])
+        );
     }
 
     #[test]

@@ -50,7 +50,10 @@ impl SecretMatcher {
             .match_kind(MatchKind::LeftmostLongest)
             .build(&unique)
             .expect("a few exact strings always build");
-        Ok(Self { ac, count: unique.len() })
+        Ok(Self {
+            ac,
+            count: unique.len(),
+        })
     }
 
     /// Number of distinct secrets.
@@ -117,8 +120,14 @@ mod tests {
 
     #[test]
     fn refuses_empty_and_short() {
-        assert_eq!(SecretMatcher::new(&["okay", ""]).err(), Some(SecretError::Empty(1)));
-        assert_eq!(SecretMatcher::new(&["abc"]).err(), Some(SecretError::TooShort(0)));
+        assert_eq!(
+            SecretMatcher::new(&["okay", ""]).err(),
+            Some(SecretError::Empty(1))
+        );
+        assert_eq!(
+            SecretMatcher::new(&["abc"]).err(),
+            Some(SecretError::TooShort(0))
+        );
         // Four code points is enough even when it is more bytes.
         assert!(SecretMatcher::new(&["ééé"]).is_err());
         assert!(SecretMatcher::new(&["éééé"]).is_ok());

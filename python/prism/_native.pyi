@@ -2,7 +2,7 @@
 
 import os
 from collections.abc import Iterable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Self, TypeVar, final
 
 _T = TypeVar("_T")
 
@@ -24,8 +24,9 @@ def digest_value(value: Any) -> tuple[str, int]: ...
 # Redaction ------------------------------------------------------------------------
 MIN_SECRET_LENGTH: Final[int]
 
+@final
 class Redactor:
-    def __init__(self, secrets: Iterable[str], mask: str = "[REDACTED]") -> None: ...
+    def __new__(cls, secrets: Iterable[str], mask: str = "[REDACTED]") -> Self: ...
     @property
     def mask(self) -> str: ...
     def __len__(self) -> int: ...

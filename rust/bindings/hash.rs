@@ -32,7 +32,9 @@ pub fn sha256_hex(data: &Bound<'_, PyAny>) -> PyResult<String> {
 /// `(hex, byte_len)` of the compact JSON UTF-8 bytes of `value`.
 #[pyfunction]
 pub fn digest_value(value: &Bound<'_, PyAny>) -> PyResult<(String, u64)> {
-    let mut sink = HashSink { hasher: JsonHasher::new() };
+    let mut sink = HashSink {
+        hasher: JsonHasher::new(),
+    };
     walk(value, 0, &mut sink).map_err(WalkError::into_pyerr)?;
     Ok(sink.hasher.finish())
 }

@@ -67,11 +67,16 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
     if first_line < 1 {
         return Err(PyValueError::new_err("first_line must be >= 1"));
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4);
     let lines: Vec<Line<'_>> = py.detach(|| split_lines(data, first_line));
     let entries = PyList::empty(py);
     let errors = PyList::empty(py);
-    let mut keys = Keys { py, cache: HashMap::new() };
+    let mut keys = Keys {
+        py,
+        cache: HashMap::new(),
+    };
     let mut start = 0;
     while start < lines.len() {
         let mut end = start;
@@ -104,7 +109,10 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
 /// `{"line", "reason", "raw"}` with 1-based line numbers from `first_line`.
 #[pyfunction]
 #[pyo3(signature = (data, *, first_line = 1))]
-pub fn parse_session_entries<'py>(data: &Bound<'py, PyBytes>, first_line: usize) -> PyResult<Parsed<'py>> {
+pub fn parse_session_entries<'py>(
+    data: &Bound<'py, PyBytes>,
+    first_line: usize,
+) -> PyResult<Parsed<'py>> {
     parse(data.py(), data.as_bytes(), first_line)
 }
 

@@ -32,7 +32,9 @@ impl Redactor {
             }
             Err(_) => {
                 let b = surrogate_bytes(s)?;
-                let Some(out) = self.run(py, b.as_bytes()) else { return Ok(None) };
+                let Some(out) = self.run(py, b.as_bytes()) else {
+                    return Ok(None);
+                };
                 let ptr = unsafe {
                     ffi::PyUnicode_DecodeUTF8(
                         out.as_ptr().cast(),
@@ -40,7 +42,9 @@ impl Redactor {
                         c"surrogatepass".as_ptr(),
                     )
                 };
-                Ok(Some(unsafe { Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked() }))
+                Ok(Some(unsafe {
+                    Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked()
+                }))
             }
         }
     }
@@ -53,10 +57,17 @@ impl Redactor {
         }
     }
 
-    fn redact_obj<'py>(&self, obj: &Bound<'py, PyAny>, depth: usize) -> WalkResult<Option<Bound<'py, PyAny>>> {
+    fn redact_obj<'py>(
+        &self,
+        obj: &Bound<'py, PyAny>,
+        depth: usize,
+    ) -> WalkResult<Option<Bound<'py, PyAny>>> {
         let py = obj.py();
         if let Ok(s) = obj.cast::<PyString>() {
-            return Ok(self.redact_str(s).map_err(|e| WalkError::from_py(py, e))?.map(Bound::into_any));
+            return Ok(self
+                .redact_str(s)
+                .map_err(|e| WalkError::from_py(py, e))?
+                .map(Bound::into_any));
         }
         if let Ok(d) = obj.cast::<PyDict>() {
             if depth >= MAX_DEPTH {
@@ -69,18 +80,18 @@ impl Redactor {
                 return Err(too_deep());
             }
             let items: Vec<_> = l.iter().collect();
-            return Ok(self.redact_items(&items, depth + 1)?.map(|v| {
-                PyList::new(py, v).expect("list from objects").into_any()
-            }));
+            return Ok(self
+                .redact_items(&items, depth + 1)?
+                .map(|v| PyList::new(py, v).expect("list from objects").into_any()));
         }
         if let Ok(t) = obj.cast::<PyTuple>() {
             if depth >= MAX_DEPTH {
                 return Err(too_deep());
             }
             let items: Vec<_> = t.iter().collect();
-            return Ok(self.redact_items(&items, depth + 1)?.map(|v| {
-                PyTuple::new(py, v).expect("tuple from objects").into_any()
-            }));
+            return Ok(self
+                .redact_items(&items, depth + 1)?
+                .map(|v| PyTuple::new(py, v).expect("tuple from objects").into_any()));
         }
         Ok(None)
     }
@@ -108,14 +119,19 @@ impl Redactor {
         Ok(out)
     }
 
-    fn redact_dict<'py>(&self, d: &Bound<'py, PyDict>, depth: usize) -> WalkResult<Option<Bound<'py, PyAny>>> {
+    fn redact_dict<'py>(
+        &self,
+        d: &Bound<'py, PyDict>,
+        depth: usize,
+    ) -> WalkResult<Option<Bound<'py, PyAny>>> {
         let py = d.py();
         let mut out: Option<Bound<'py, PyDict>> = None;
         for (i, (k, v)) in d.iter().enumerate() {
             let nk = self.redact_obj(&k, depth).map_err(|e| e.in_key(&k))?;
             let nv = self.redact_obj(&v, depth).map_err(|e| e.in_key(&k))?;
             let set = |o: &Bound<'py, PyDict>, key: &Bound<'py, PyAny>, val: &Bound<'py, PyAny>| {
-                o.set_item(key, val).map_err(|e| WalkError::from_py(py, e).in_key(&k))
+                o.set_item(key, val)
+                    .map_err(|e| WalkError::from_py(py, e).in_key(&k))
             };
             if out.is_none() && (nk.is_some() || nv.is_some()) {
                 // First change: copy the untouched prefix, keeping key order.
@@ -134,7 +150,9 @@ impl Redactor {
 }
 
 fn too_deep() -> WalkError {
-    WalkError::value_err(format!("value nested deeper than MAX_DEPTH ({MAX_DEPTH}); is it cyclic?"))
+    WalkError::value_err(format!(
+        "value nested deeper than MAX_DEPTH ({MAX_DEPTH}); is it cyclic?"
+    ))
 }
 
 #[pymethods]
@@ -143,23 +161,33 @@ impl Redactor {
     #[pyo3(signature = (secrets, mask = "[REDACTED]"))]
     fn new(secrets: &Bound<'_, PyAny>, mask: &str) -> PyResult<Self> {
         if secrets.is_instance_of::<PyString>() {
-            return Err(PyTypeError::new_err("secrets must be an iterable of str, not a single str"));
+            return Err(PyTypeError::new_err(
+                "secrets must be an iterable of str, not a single str",
+            ));
         }
         let mut owned: Vec<String> = Vec::new();
         for (i, item) in secrets.try_iter()?.enumerate() {
             let item = item?;
             let s = item.cast::<PyString>().map_err(|_| {
-                PyTypeError::new_err(format!("secret #{i} must be a str, not {}", type_name(&item)))
+                PyTypeError::new_err(format!(
+                    "secret #{i} must be a str, not {}",
+                    type_name(&item)
+                ))
             })?;
             let text = s
                 .to_str()
                 .map_err(|_| PyValueError::new_err(format!("secret #{i} is not valid UTF-8")))?;
             owned.push(text.to_owned());
         }
-        let matcher = SecretMatcher::new(&owned).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let matcher =
+            SecretMatcher::new(&owned).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let mask_bytes = mask.as_bytes().to_vec();
         let mask = PyString::new(secrets.py(), mask).unbind();
-        Ok(Self { matcher, mask, mask_bytes })
+        Ok(Self {
+            matcher,
+            mask,
+            mask_bytes,
+        })
     }
 
     #[getter]
@@ -193,6 +221,9 @@ impl Redactor {
     /// Returns `value` itself when nothing matched; otherwise new dicts,
     /// lists and tuples only along the paths that changed.
     fn redact_value<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(self.redact_obj(value, 0).map_err(WalkError::into_pyerr)?.unwrap_or_else(|| value.clone()))
+        Ok(self
+            .redact_obj(value, 0)
+            .map_err(WalkError::into_pyerr)?
+            .unwrap_or_else(|| value.clone()))
     }
 }

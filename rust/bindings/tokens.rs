@@ -26,8 +26,11 @@ fn str_field(d: &Bound<'_, PyDict>, key: &str) -> WalkResult<usize> {
     let v = field(d, key)?;
     match v.cast::<PyString>() {
         Ok(s) => Ok(code_points(s)),
-        Err(_) => Err(WalkError::type_err(format!("field '{key}' must be a str, not {}", type_name(&v)))
-            .in_field(key)),
+        Err(_) => Err(WalkError::type_err(format!(
+            "field '{key}' must be a str, not {}",
+            type_name(&v)
+        ))
+        .in_field(key)),
     }
 }
 
@@ -49,10 +52,12 @@ pub fn block_tokens(block: &Bound<'_, PyAny>) -> WalkResult<usize> {
         "text" | "thinking" => str_field(d, "text")?,
         "image" => return Ok(IMAGE_TOKENS),
         "tool_call" => {
-            str_field(d, "name")? + json_len(&field(d, "arguments")?).map_err(|e| e.in_field("arguments"))?
+            str_field(d, "name")?
+                + json_len(&field(d, "arguments")?).map_err(|e| e.in_field("arguments"))?
         }
         "tool_result" => {
-            str_field(d, "name")? + json_len(&field(d, "result")?).map_err(|e| e.in_field("result"))?
+            str_field(d, "name")?
+                + json_len(&field(d, "result")?).map_err(|e| e.in_field("result"))?
         }
         // Unknown block types cost their whole JSON form.
         _ => json_len(block)?,

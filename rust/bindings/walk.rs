@@ -36,19 +36,39 @@ pub type WalkResult<T> = Result<T, WalkError>;
 
 impl WalkError {
     pub fn type_err(msg: impl Into<String>) -> Self {
-        Self { kind: Kind::Type, msg: msg.into(), path: Vec::new() }
+        Self {
+            kind: Kind::Type,
+            msg: msg.into(),
+            path: Vec::new(),
+        }
     }
     pub fn value_err(msg: impl Into<String>) -> Self {
-        Self { kind: Kind::Value, msg: msg.into(), path: Vec::new() }
+        Self {
+            kind: Kind::Value,
+            msg: msg.into(),
+            path: Vec::new(),
+        }
     }
     /// Keeps the message of a Python error (e.g. int digit limits) but makes it
     /// a ValueError/TypeError that names the path.
     pub fn from_py(py: Python<'_>, err: PyErr) -> Self {
-        let kind = if err.is_instance_of::<PyTypeError>(py) { Kind::Type } else { Kind::Value };
-        Self { kind, msg: err.value(py).to_string(), path: Vec::new() }
+        let kind = if err.is_instance_of::<PyTypeError>(py) {
+            Kind::Type
+        } else {
+            Kind::Value
+        };
+        Self {
+            kind,
+            msg: err.value(py).to_string(),
+            path: Vec::new(),
+        }
     }
     pub fn in_key(mut self, key: &Bound<'_, PyAny>) -> Self {
-        self.path.push(Seg::Key(key.str().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()));
+        self.path.push(Seg::Key(
+            key.str()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        ));
         self
     }
     pub fn in_field(mut self, key: &str) -> Self {
@@ -90,7 +110,10 @@ impl WalkError {
 }
 
 pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
-    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".into())
 }
 
 /// Code points of a str: O(1), no copy.
@@ -102,10 +125,16 @@ pub fn code_points(s: &Bound<'_, PyString>) -> usize {
 /// UTF-8 bytes of a str that may hold lone surrogates (which `to_str`
 /// refuses): encoded with `surrogatepass`. Such bytes are >= 0x80, so escape
 /// scanning and secret matching still see every ASCII byte.
-pub fn surrogate_bytes<'py>(s: &Bound<'py, PyString>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+pub fn surrogate_bytes<'py>(
+    s: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
     let py = s.py();
     unsafe {
-        let ptr = ffi::PyUnicode_AsEncodedString(s.as_ptr(), c"utf-8".as_ptr(), c"surrogatepass".as_ptr());
+        let ptr = ffi::PyUnicode_AsEncodedString(
+            s.as_ptr(),
+            c"utf-8".as_ptr(),
+            c"surrogatepass".as_ptr(),
+        );
         Ok(Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked())
     }
 }
@@ -179,9 +208,9 @@ impl Sink for HashSink {
         self.hasher.raw(b);
     }
     fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
-        let text = s.to_str().map_err(|_| {
-            WalkError::value_err("str with a lone surrogate has no UTF-8 encoding")
-        })?;
+        let text = s
+            .to_str()
+            .map_err(|_| WalkError::value_err("str with a lone surrogate has no UTF-8 encoding"))?;
         let bytes = text.as_bytes();
         if bytes.len() >= DETACH_BYTES {
             let hasher = &mut self.hasher;
@@ -248,11 +277,16 @@ pub fn walk<S: Sink>(obj: &Bound<'_, PyAny>, depth: usize, sink: &mut S) -> Walk
     if obj.is_instance_of::<PyFloat>() {
         return walk_float(obj, sink);
     }
-    Err(WalkError::type_err(format!("Object of type {} is not JSON serializable", type_name(obj))))
+    Err(WalkError::type_err(format!(
+        "Object of type {} is not JSON serializable",
+        type_name(obj)
+    )))
 }
 
 fn too_deep() -> WalkError {
-    WalkError::value_err(format!("value nested deeper than MAX_DEPTH ({MAX_DEPTH}); is it cyclic?"))
+    WalkError::value_err(format!(
+        "value nested deeper than MAX_DEPTH ({MAX_DEPTH}); is it cyclic?"
+    ))
 }
 
 fn walk_dict<S: Sink>(d: &Bound<'_, PyDict>, depth: usize, sink: &mut S) -> WalkResult<()> {
@@ -329,7 +363,13 @@ fn walk_float<S: Sink>(obj: &Bound<'_, PyAny>, sink: &mut S) -> WalkResult<()> {
         }
         None => Err(WalkError::value_err(format!(
             "Out of range float values are not JSON compliant: {}",
-            if v.is_nan() { "nan" } else if v > 0.0 { "inf" } else { "-inf" }
+            if v.is_nan() {
+                "nan"
+            } else if v > 0.0 {
+                "inf"
+            } else {
+                "-inf"
+            }
         ))),
     }
 }
