@@ -163,7 +163,7 @@ class JsonlSessionStore:
                 session.append(entry)
 
     def _append_blocking(self, payload: bytes, parsed: builtins.list[SessionEntry]) -> None:
-        if self.create_directory:
+        if self.create_directory and self._file_id is None:
             parent = os.path.dirname(self.path)
             if parent:
                 os.makedirs(parent, exist_ok=True)
