@@ -9,10 +9,12 @@ pub mod json_len;
 pub mod jsonl;
 pub mod redact;
 
+pub mod attention;
 pub mod bindings;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bindings::register(m)?;
+    attention::register(m)?;
     Ok(())
 }

@@ -2,6 +2,12 @@
 (old thinking first, then old tool results) on a clone, never the store.
 See docs/attention.md."""
 
+from prism.attention.compile import (
+    AttentionOutcome,
+    apply_attention_plan,
+    compile_attention,
+    create_attention_measure_cache,
+)
 from prism.attention.frontier import AttentionStickyFrontier, create_attention_sticky_frontier
 from prism.attention.options import (
     AttentionCompiler,
@@ -24,12 +30,16 @@ __all__ = [
     "AttentionCompiler",
     "AttentionCompilerOptions",
     "AttentionConfigError",
+    "AttentionOutcome",
     "AttentionReport",
     "AttentionStickyFrontier",
     "AttentionTruncationTrigger",
+    "apply_attention_plan",
     "assert_compaction_trigger",
     "check_exclusive",
+    "compile_attention",
     "create_attention_compiler",
+    "create_attention_measure_cache",
     "create_attention_sticky_frontier",
     "create_attention_truncation_trigger",
     "is_attention_budget_error",

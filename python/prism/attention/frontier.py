@@ -50,12 +50,24 @@ class _BoundedKeys:
 class AttentionStickyFrontier:
     """Session-owned ``{thinking, toolCallIds}`` key sets (see module doc)."""
 
-    __slots__ = ("_version", "thinking", "tool_call_ids")
+    __slots__ = ("_measure_cache", "_version", "thinking", "tool_call_ids")
 
     def __init__(self) -> None:
         self.thinking = _BoundedKeys(MAX_THINKING_KEYS)
         self.tool_call_ids = _BoundedKeys(MAX_TOOL_CALL_IDS)
         self._version = 0
+        self._measure_cache: Any = None
+
+    @property
+    def measure_cache(self) -> Any:
+        """The session's per-row estimate cache for ``incremental`` compilers,
+        created on first use. It rides on the frontier because both are
+        session-owned and handed to every assembly together."""
+        if self._measure_cache is None:
+            from prism import _native
+
+            self._measure_cache = _native.AttentionMeasureCache()
+        return self._measure_cache
 
     @property
     def version(self) -> int:

@@ -1,0 +1,181 @@
+"""``compile_attention``: one turn of the attention gate.
+
+The native core measures every row of the request once and plans the
+mutations (see rust/attention.rs); this module applies that plan to a
+shallow clone. New lists and dicts are made only along mutated paths, so the
+caller's arrays, the messages they hold and the session store are never
+written, and under the ratio (with nothing sticky to re-apply) the very same
+groups object comes back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from prism.attention.frontier import AttentionStickyFrontier
+from prism.attention.options import AttentionCompiler, create_attention_compiler
+from prism.attention.report import AttentionReport
+from prism.errors import AttentionBudgetError
+
+# Compose order of the message groups; only history and in-flight tool
+# results may be shrunk (instructions, summaries, the turn's input and
+# attachments are the frozen prefix / the task itself).
+GROUP_FIELDS = ("instructions", "summaries", "history", "input", "attachments", "tool_results")
+MUTABLE = [False, False, True, False, False, True]
+
+
+class AttentionOutcome(NamedTuple):
+    groups: Any
+    mutated: bool
+    report: AttentionReport
+
+
+def create_attention_measure_cache() -> Any:
+    """A session-owned cache of per-row estimates for ``incremental`` compilers.
+
+    Rows are keyed by object identity plus their content list's identity and
+    length (the cache keeps a reference, so an id cannot be reused); a turn
+    whose history only grew measures only its new rows.
+    """
+    from prism import _native
+
+    return _native.AttentionMeasureCache()
+
+
+def _skill_values(skills: Sequence[Any]) -> list[Any]:
+    # Skills are host objects; what reaches the model is their rendered text.
+    out: list[Any] = []
+    for skill in skills:
+        render = getattr(skill, "render", None)
+        out.append(render() if callable(render) else skill)
+    return out
+
+
+def _group_lists(groups: Any) -> list[Sequence[Any]]:
+    if isinstance(groups, Mapping):
+        return [groups.get(name) or [] for name in GROUP_FIELDS]
+    return [getattr(groups, name, None) or [] for name in GROUP_FIELDS]
+
+
+def _extra(groups: Any, name: str, given: Sequence[Any] | None) -> Sequence[Any]:
+    if given is not None:
+        return given
+    if isinstance(groups, Mapping):
+        return groups.get(name) or []
+    return getattr(groups, name, None) or []
+
+
+def compile_attention(
+    compiler: Any,
+    groups: Any,
+    *,
+    model: Mapping[str, Any] | None = None,
+    context: Sequence[Any] | None = None,
+    skills: Sequence[Any] | None = None,
+    tools: Sequence[Any] | None = None,
+    frontier: AttentionStickyFrontier | None = None,
+    redactor: Any = None,
+    turn: int | None = None,
+    session_id: str | None = None,
+    run_id: str | None = None,
+    measure_cache: Any = None,
+) -> AttentionOutcome:
+    """Gate one request; returns ``(groups, mutated, report)``.
+
+    ``compiler`` is an :class:`AttentionCompiler` or raw options (validated
+    for this call against ``model``). ``groups`` is a ``MessageGroups`` (or a
+    mapping with the same fields); ``context``/``skills``/``tools`` default to
+    the groups' own. With an ``incremental`` compiler, per-row estimates are
+    cached on ``measure_cache`` (default: the frontier's). Sticky rows in ``frontier`` are re-applied first and
+    counted again; rows shrunk this turn are added to it. Works on a shallow
+    clone: nothing the caller holds is mutated. Raises
+    :class:`AttentionBudgetError` when every eligible stage ran and the
+    estimate is still over ``trigger_ratio`` of the input cap.
+    """
+    from prism import _native
+
+    if not isinstance(compiler, AttentionCompiler):
+        compiler = create_attention_compiler(compiler, model=model)
+    if compiler.incremental and measure_cache is None and frontier is not None:
+        measure_cache = frontier.measure_cache
+    lists = _group_lists(groups)
+    extras = [
+        _extra(groups, "context_blocks", context),
+        _skill_values(_extra(groups, "skills", skills)),
+        _extra(groups, "tools", tools),
+    ]
+    plan = _native.attention_plan(
+        lists,
+        MUTABLE,
+        extras,
+        compiler.input_cap,
+        compiler.trigger_ratio,
+        compiler.target_ratio,
+        compiler.thinking_keep_turns,
+        compiler.keep_last,
+        list(compiler.exclude_tools),
+        frontier.thinking.as_set() if frontier is not None else None,
+        frontier.tool_call_ids.as_set() if frontier is not None else None,
+        redactor,
+        measure_cache if compiler.incremental else None,
+    )
+    if plan["overBudget"]:
+        raise AttentionBudgetError(
+            plan["used"], plan["usedAfter"], compiler.input_cap, compiler.trigger_ratio
+        )
+    report = AttentionReport(
+        used=plan["used"],
+        used_after=plan["usedAfter"],
+        input_cap=compiler.input_cap,
+        trigger_ratio=compiler.trigger_ratio,
+        dropped_thinking_turns=plan["droppedThinkingTurns"],
+        stubbed_tool_results=plan["stubbedToolResults"],
+        stubbed_bytes=plan["stubbedBytes"],
+        truncated=plan["truncated"],
+        run_id=run_id,
+        session_id=session_id,
+        turn=turn,
+    )
+    if not plan["strip"] and not plan["stub"]:
+        return AttentionOutcome(groups, False, report)
+    clone = apply_attention_plan(groups, lists, plan["strip"], plan["stub"])
+    if frontier is not None:
+        frontier.add(plan["thinkingKeys"], plan["toolCallIds"])
+    return AttentionOutcome(clone, True, report)
+
+
+def apply_attention_plan(
+    groups: Any,
+    lists: list[Sequence[Any]],
+    strip: Sequence[tuple[int, int]],
+    stub: Sequence[tuple[int, int, int, str]],
+) -> Any:
+    """A shallow clone of ``groups`` with thinking stripped from the ``strip``
+    rows and tool-result payloads replaced by stub text in the ``stub``
+    blocks; only mutated paths get new containers."""
+    rows: dict[int, dict[int, tuple[bool, dict[int, str]]]] = {}
+    for g, r in strip:
+        rows.setdefault(g, {})[r] = (True, {})
+    for g, r, b, text in stub:
+        stripped, stubs = rows.setdefault(g, {}).get(r, (False, {}))
+        stubs[b] = text
+        rows[g][r] = (stripped, stubs)
+    changes: dict[str, list[Any]] = {}
+    for g, ops in rows.items():
+        new_list = list(lists[g])
+        for r, (stripped, stubs) in ops.items():
+            message = new_list[r]
+            content: list[Any] = []
+            for b, block in enumerate(message["content"]):
+                if stripped and isinstance(block, Mapping) and block.get("type") == "thinking":
+                    continue
+                stub_text = stubs.get(b)
+                # The stub keeps toolCallId and name, so the call stays paired.
+                content.append(block if stub_text is None else {**block, "result": stub_text})
+            new_list[r] = {**message, "content": content}
+        changes[GROUP_FIELDS[g]] = new_list
+    if isinstance(groups, Mapping):
+        return {**groups, **changes}
+    return dataclasses.replace(groups, **changes)

@@ -1,0 +1,715 @@
+//! Binding of the attention pass: walk the request's Python objects in place
+//! once, hand token counts to the pure planner, and return the plan (which
+//! rows to strip or stub, and the stub texts). Applying the plan to a clone is
+//! Python's job (`prism.attention.compile`).
+//!
+//! Token rules (per-block rounding so every mutation's delta is exact):
+//! a message costs `MESSAGE_OVERHEAD` plus, per block, ceil(chars / 4) of
+//! text, thinking text, tool_call name + arguments JSON, tool_result name +
+//! result JSON (other blocks: their compact JSON); an image costs
+//! `IMAGE_TOKENS`. Context blocks, skills and tool declarations cost
+//! ceil(compact JSON chars / 4).
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytesMethods, PyDict, PyList, PyString};
+
+use super::{ceil4, plan, Params, PayloadBytes, ThinkingTurn, ToolRow};
+use crate::bindings::tokens::{IMAGE_TOKENS as IMAGE, MESSAGE_OVERHEAD_TOKENS};
+use crate::bindings::walk::{
+    code_points, surrogate_bytes, walk, HashSink, Sink, WalkError, WalkResult,
+};
+use crate::digest::JsonHasher;
+use crate::json_len::{escaped_extra, int_len};
+
+// The same per-block rules as `estimate_message_tokens` (bindings::tokens).
+const MESSAGE_OVERHEAD: u64 = MESSAGE_OVERHEAD_TOKENS as u64;
+const IMAGE_TOKENS: u64 = IMAGE as u64;
+const APPROVAL_KEYS: [&str; 7] = [
+    "approval",
+    "approvalId",
+    "prismApproval",
+    "decision",
+    "decisions",
+    "pendingDecisions",
+    "elicitation",
+];
+
+// --- compact JSON size (the native helper's in-place walk) --------------------
+
+/// Code points and UTF-8 bytes of a value's compact JSON form in one walk.
+#[derive(Default)]
+struct SizeSink {
+    chars: u64,
+    bytes: u64,
+}
+
+impl Sink for SizeSink {
+    #[inline]
+    fn punct(&mut self, b: &'static [u8]) {
+        self.chars += b.len() as u64;
+        self.bytes += b.len() as u64;
+    }
+    fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
+        let cps = code_points(s) as u64;
+        let (extra, len) = match s.to_str() {
+            Ok(t) => (escaped_extra(t.as_bytes()) as u64, t.len() as u64),
+            Err(_) => {
+                let b = surrogate_bytes(s).map_err(|e| WalkError::from_py(s.py(), e))?;
+                (
+                    escaped_extra(b.as_bytes()) as u64,
+                    b.as_bytes().len() as u64,
+                )
+            }
+        };
+        self.chars += cps + 2 + extra;
+        self.bytes += len + 2 + extra;
+        Ok(())
+    }
+    fn int(&mut self, v: i64) {
+        let n = int_len(v) as u64;
+        self.chars += n;
+        self.bytes += n;
+    }
+    fn digits(&mut self, d: &str) {
+        self.chars += d.len() as u64;
+        self.bytes += d.len() as u64;
+    }
+    fn float(&mut self, repr: &str) {
+        self.chars += repr.len() as u64;
+        self.bytes += repr.len() as u64;
+    }
+}
+
+fn json_len(v: &Bound<'_, PyAny>) -> PyResult<SizeSink> {
+    let mut sink = SizeSink::default();
+    walk(v, 0, &mut sink).map_err(WalkError::into_pyerr)?;
+    Ok(sink)
+}
+
+fn text_chars(v: Option<Bound<'_, PyAny>>) -> PyResult<u64> {
+    match v {
+        Some(v) => match v.cast::<PyString>() {
+            Ok(s) => Ok(code_points(s) as u64),
+            Err(_) if v.is_none() => Ok(0),
+            Err(_) => Ok(json_len(&v)?.chars),
+        },
+        None => Ok(0),
+    }
+}
+
+// --- row measurement ----------------------------------------------------------
+
+struct ToolMeasure {
+    block: u32,
+    name: String,
+    id: String,
+    payload_tokens: u64,
+    payload_bytes: u64,
+    name_chars: u64,
+    stub_var_chars: u64,
+    stub_var_bytes: u64,
+    fixed_protected: bool,
+}
+
+struct RowMeasure {
+    tokens: u64,
+    thinking_tokens: u64,
+    has_thinking: bool,
+    tools: Vec<ToolMeasure>,
+    thinking_key: OnceLock<String>,
+}
+
+fn has_approval(meta: Option<Bound<'_, PyAny>>) -> PyResult<bool> {
+    if let Some(meta) = meta {
+        if let Ok(d) = meta.cast::<PyDict>() {
+            for key in APPROVAL_KEYS {
+                if d.contains(key)? {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
+}
+
+fn string_field(d: &Bound<'_, PyDict>, key: &str) -> PyResult<String> {
+    Ok(match d.get_item(key)? {
+        Some(v) => match v.cast::<PyString>() {
+            Ok(s) => s.to_string_lossy().into_owned(),
+            Err(_) => v.str()?.to_string_lossy().into_owned(),
+        },
+        None => String::new(),
+    })
+}
+
+fn stub_part(s: &str) -> (u64, u64) {
+    let extra = escaped_extra(s.as_bytes()) as u64;
+    (s.chars().count() as u64 + extra, s.len() as u64)
+}
+
+fn measure_message(msg: &Bound<'_, PyAny>, group: usize, row: usize) -> PyResult<RowMeasure> {
+    let d = msg.cast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "attention: group {group} row {row} is not a message dict"
+        ))
+    })?;
+    let assistant = match d.get_item("role")? {
+        Some(r) => r
+            .cast::<PyString>()
+            .map(|s| s.to_str().ok() == Some("assistant"))
+            .unwrap_or(false),
+        None => false,
+    };
+    let mut m = RowMeasure {
+        tokens: MESSAGE_OVERHEAD,
+        thinking_tokens: 0,
+        has_thinking: false,
+        tools: Vec::new(),
+        thinking_key: OnceLock::new(),
+    };
+    let content = match d.get_item("content")? {
+        Some(c) => c,
+        None => return Ok(m),
+    };
+    if let Ok(s) = content.cast::<PyString>() {
+        m.tokens += ceil4(code_points(s) as u64);
+        return Ok(m);
+    }
+    let list = content.cast::<PyList>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "attention: group {group} row {row} content is not a list"
+        ))
+    })?;
+    let message_approval = has_approval(d.get_item("metadata")?)?;
+    for (b, block) in list.iter().enumerate() {
+        let Ok(bd) = block.cast::<PyDict>() else {
+            m.tokens += ceil4(json_len(&block)?.chars);
+            continue;
+        };
+        let kind = bd.get_item("type")?;
+        let kind = kind
+            .as_ref()
+            .and_then(|k| k.cast::<PyString>().ok())
+            .and_then(|k| k.to_str().ok());
+        match kind {
+            Some("text") => m.tokens += ceil4(text_chars(bd.get_item("text")?)?),
+            Some("thinking") => {
+                let t = ceil4(text_chars(bd.get_item("text")?)?);
+                m.tokens += t;
+                if assistant {
+                    m.thinking_tokens += t;
+                    m.has_thinking = true;
+                }
+            }
+            Some("image") => m.tokens += IMAGE_TOKENS,
+            Some("tool_call") => {
+                let args = match bd.get_item("arguments")? {
+                    Some(a) => json_len(&a)?.chars,
+                    None => 0,
+                };
+                m.tokens += ceil4(text_chars(bd.get_item("name")?)? + args);
+            }
+            Some("tool_result") => {
+                let name = string_field(bd, "name")?;
+                let id = string_field(bd, "toolCallId")?;
+                let name_chars = name.chars().count() as u64;
+                let payload = match bd.get_item("result")? {
+                    Some(r) => json_len(&r)?,
+                    None => SizeSink { chars: 4, bytes: 4 },
+                };
+                let payload_tokens = ceil4(name_chars + payload.chars);
+                m.tokens += payload_tokens;
+                let is_error = match bd.get_item("isError")? {
+                    Some(e) => e.is_truthy()?,
+                    None => false,
+                };
+                let (nc, nb) = stub_part(&name);
+                let (ic, ib) = stub_part(&id);
+                m.tools.push(ToolMeasure {
+                    block: b as u32,
+                    payload_tokens,
+                    payload_bytes: payload.bytes,
+                    name_chars,
+                    stub_var_chars: nc + ic,
+                    stub_var_bytes: nb + ib,
+                    fixed_protected: is_error
+                        || message_approval
+                        || has_approval(bd.get_item("metadata")?)?,
+                    name,
+                    id,
+                });
+            }
+            _ => m.tokens += ceil4(json_len(&block)?.chars),
+        }
+    }
+    Ok(m)
+}
+
+/// Stable sticky key of a thinking turn: the message id, else its first
+/// tool-call id, else a digest of its first thinking block's signature (or text).
+fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
+    let d = msg.cast::<PyDict>()?;
+    if let Some(id) = d.get_item("id")? {
+        if let Ok(s) = id.cast::<PyString>() {
+            return Ok(s.to_string_lossy().into_owned());
+        }
+    }
+    if let Some(content) = d.get_item("content")? {
+        if let Ok(list) = content.cast::<PyList>() {
+            // A turn's tool-call ids are unique where thinking text may repeat.
+            for block in list.iter() {
+                let Ok(bd) = block.cast::<PyDict>() else {
+                    continue;
+                };
+                let is_call = bd
+                    .get_item("type")?
+                    .map(|t| {
+                        t.cast::<PyString>()
+                            .map(|s| s.to_str().ok() == Some("tool_call"))
+                            .unwrap_or(false)
+                    })
+                    .unwrap_or(false);
+                if is_call {
+                    if let Some(id) = bd.get_item("id")? {
+                        if let Ok(s) = id.cast::<PyString>() {
+                            if s.len()? > 0 {
+                                return Ok(format!("call:{}", s.to_string_lossy()));
+                            }
+                        }
+                    }
+                }
+            }
+            for block in list.iter() {
+                let Ok(bd) = block.cast::<PyDict>() else {
+                    continue;
+                };
+                let is_thinking = bd
+                    .get_item("type")?
+                    .map(|t| {
+                        t.cast::<PyString>()
+                            .map(|s| s.to_str().ok() == Some("thinking"))
+                            .unwrap_or(false)
+                    })
+                    .unwrap_or(false);
+                if !is_thinking {
+                    continue;
+                }
+                let source = match bd.get_item("signature")? {
+                    Some(s) if s.is_truthy()? => s,
+                    _ => bd
+                        .get_item("text")?
+                        .unwrap_or_else(|| PyString::new(msg.py(), "").into_any()),
+                };
+                let text = source.str()?;
+                let hex = crate::digest::sha256_hex(text.to_string_lossy().as_bytes());
+                return Ok(format!("sha256:{}", &hex[..32]));
+            }
+        }
+    }
+    Ok(String::new())
+}
+
+// --- measurement cache ----------------------------------------------------------
+
+struct CachedRow {
+    obj: Py<PyAny>,
+    content: usize,
+    content_len: isize,
+    measure: Arc<RowMeasure>,
+}
+
+struct CachedExtra {
+    obj: Py<PyAny>,
+    tokens: u64,
+}
+
+#[derive(Default)]
+struct CacheInner {
+    groups: Vec<Vec<CachedRow>>,
+    extras: Vec<Vec<CachedExtra>>,
+    hits: u64,
+    misses: u64,
+}
+
+/// Session-owned per-row estimates, keyed by object identity (the cache holds
+/// a reference, so an address cannot be reused) plus the content list's
+/// identity and length. History is append-only, so a turn whose history only
+/// grew measures only its new rows.
+#[pyclass(module = "prism._native", frozen)]
+pub struct AttentionMeasureCache {
+    inner: Mutex<CacheInner>,
+}
+
+#[pymethods]
+impl AttentionMeasureCache {
+    #[new]
+    fn new() -> Self {
+        Self {
+            inner: Mutex::new(CacheInner::default()),
+        }
+    }
+
+    /// (hits, misses) since creation: rows reused vs measured.
+    fn stats(&self) -> (u64, u64) {
+        let inner = self.inner.lock().expect("cache lock");
+        (inner.hits, inner.misses)
+    }
+
+    fn clear(&self) {
+        *self.inner.lock().expect("cache lock") = CacheInner::default();
+    }
+
+    fn __len__(&self) -> usize {
+        let inner = self.inner.lock().expect("cache lock");
+        inner.groups.iter().map(Vec::len).sum::<usize>()
+            + inner.extras.iter().map(Vec::len).sum::<usize>()
+    }
+}
+
+fn content_identity(msg: &Bound<'_, PyAny>) -> (usize, isize) {
+    if let Ok(d) = msg.cast::<PyDict>() {
+        if let Ok(Some(c)) = d.get_item("content") {
+            let len = c.cast::<PyList>().map(|l| l.len() as isize).unwrap_or(-1);
+            return (c.as_ptr() as usize, len);
+        }
+    }
+    (0, -1)
+}
+
+struct MeasuredRow<'py> {
+    group: usize,
+    row: usize,
+    obj: Bound<'py, PyAny>,
+    measure: Arc<RowMeasure>,
+}
+
+fn measure_groups<'py>(
+    groups: &[Bound<'py, PyAny>],
+    extras: &[Bound<'py, PyAny>],
+    cache: Option<&AttentionMeasureCache>,
+) -> PyResult<(u64, Vec<MeasuredRow<'py>>)> {
+    let mut guard = cache.map(|c| c.inner.lock().expect("cache lock"));
+    let mut used = 0u64;
+    let mut rows = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        let mut fresh: Vec<CachedRow> = Vec::new();
+        for (r, msg) in group.try_iter()?.enumerate() {
+            let msg = msg?;
+            let mut measure = None;
+            let (content, content_len) = if guard.is_some() {
+                content_identity(&msg)
+            } else {
+                (0, -1)
+            };
+            if let Some(inner) = guard.as_mut() {
+                if let Some(prev) = inner.groups.get(g).and_then(|v| v.get(r)) {
+                    if msg.is(&prev.obj)
+                        && prev.content == content
+                        && prev.content_len == content_len
+                    {
+                        measure = Some(prev.measure.clone());
+                        inner.hits += 1;
+                    }
+                }
+                if measure.is_none() {
+                    inner.misses += 1;
+                }
+            }
+            let measure = match measure {
+                Some(m) => m,
+                None => Arc::new(measure_message(&msg, g, r)?),
+            };
+            used += measure.tokens;
+            if guard.is_some() {
+                fresh.push(CachedRow {
+                    obj: msg.clone().unbind(),
+                    content,
+                    content_len,
+                    measure: measure.clone(),
+                });
+            }
+            rows.push(MeasuredRow {
+                group: g,
+                row: r,
+                obj: msg,
+                measure,
+            });
+        }
+        if let Some(inner) = guard.as_mut() {
+            if inner.groups.len() <= g {
+                inner.groups.resize_with(g + 1, Vec::new);
+            }
+            inner.groups[g] = fresh;
+        }
+    }
+    for (e, extra) in extras.iter().enumerate() {
+        let mut fresh: Vec<CachedExtra> = Vec::new();
+        for (r, value) in extra.try_iter()?.enumerate() {
+            let value = value?;
+            let mut tokens = None;
+            if let Some(inner) = guard.as_mut() {
+                if let Some(prev) = inner.extras.get(e).and_then(|v| v.get(r)) {
+                    if value.is(&prev.obj) {
+                        tokens = Some(prev.tokens);
+                    }
+                }
+            }
+            let tokens = match tokens {
+                Some(t) => t,
+                None => ceil4(json_len(&value)?.chars),
+            };
+            used += tokens;
+            if guard.is_some() {
+                fresh.push(CachedExtra {
+                    obj: value.unbind(),
+                    tokens,
+                });
+            }
+        }
+        if let Some(inner) = guard.as_mut() {
+            if inner.extras.len() <= e {
+                inner.extras.resize_with(e + 1, Vec::new);
+            }
+            inner.extras[e] = fresh;
+        }
+    }
+    Ok((used, rows))
+}
+
+// --- the pass ------------------------------------------------------------------------
+
+struct ToolRef<'a, 'py> {
+    row: &'a MeasuredRow<'py>,
+    tool: &'a ToolMeasure,
+}
+
+struct Sizes<'a, 'py> {
+    tools: &'a [ToolRef<'a, 'py>],
+    redactor: Option<&'a Bound<'py, PyAny>>,
+    redacted: Vec<Option<Bound<'py, PyAny>>>,
+    known: Vec<Option<u64>>,
+}
+
+impl<'py> Sizes<'_, 'py> {
+    fn result(&self, j: usize) -> PyResult<Bound<'py, PyAny>> {
+        let t = &self.tools[j];
+        let content = t
+            .row
+            .obj
+            .cast::<PyDict>()?
+            .get_item("content")?
+            .expect("measured content");
+        let block = content.get_item(t.tool.block as usize)?;
+        Ok(block
+            .cast::<PyDict>()?
+            .get_item("result")?
+            .unwrap_or_else(|| t.row.obj.py().None().into_bound(t.row.obj.py())))
+    }
+
+    fn payload(&mut self, j: usize) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(r) = &self.redacted[j] {
+            return Ok(r.clone());
+        }
+        let mut value = self.result(j)?;
+        if let Some(redactor) = self.redactor {
+            value = redactor.call_method1("redact_value", (value,))?;
+        }
+        self.redacted[j] = Some(value.clone());
+        Ok(value)
+    }
+}
+
+impl PayloadBytes for Sizes<'_, '_> {
+    type Error = PyErr;
+    fn payload_bytes(&mut self, j: usize) -> PyResult<u64> {
+        if let Some(b) = self.known[j] {
+            return Ok(b);
+        }
+        let bytes = if self.redactor.is_none() {
+            self.tools[j].tool.payload_bytes
+        } else {
+            let payload = self.payload(j)?;
+            json_len(&payload)?.bytes
+        };
+        self.known[j] = Some(bytes);
+        Ok(bytes)
+    }
+}
+
+fn contains(set: Option<&Bound<'_, PyAny>>, key: &str) -> PyResult<bool> {
+    match set {
+        Some(s) if !key.is_empty() => s.contains(key),
+        _ => Ok(false),
+    }
+}
+
+fn non_empty<'py>(set: Option<Bound<'py, PyAny>>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match set {
+        Some(s) if s.len()? > 0 => Ok(Some(s)),
+        _ => Ok(None),
+    }
+}
+
+/// Measure and plan one turn; see the module doc of `prism.attention.compile`.
+#[pyfunction]
+#[pyo3(signature = (groups, mutable, extras, cap, trigger_ratio, target_ratio, thinking_keep_turns,
+    keep_last, exclude_tools, sticky_thinking=None, sticky_ids=None, redactor=None, cache=None))]
+#[allow(clippy::too_many_arguments)]
+fn attention_plan<'py>(
+    py: Python<'py>,
+    groups: Vec<Bound<'py, PyAny>>,
+    mutable: Vec<bool>,
+    extras: Vec<Bound<'py, PyAny>>,
+    cap: u64,
+    trigger_ratio: f64,
+    target_ratio: Option<f64>,
+    thinking_keep_turns: usize,
+    keep_last: usize,
+    exclude_tools: Vec<String>,
+    sticky_thinking: Option<Bound<'py, PyAny>>,
+    sticky_ids: Option<Bound<'py, PyAny>>,
+    redactor: Option<Bound<'py, PyAny>>,
+    cache: Option<Bound<'py, AttentionMeasureCache>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    if mutable.len() != groups.len() {
+        return Err(PyValueError::new_err(
+            "attention: mutable flags must match groups",
+        ));
+    }
+    let cache_ref = cache.as_ref().map(|c| c.get());
+    let (used, rows) = measure_groups(&groups, &extras, cache_ref)?;
+    let sticky_thinking = non_empty(sticky_thinking)?;
+    let sticky_ids = non_empty(sticky_ids)?;
+    let exclude: HashSet<&str> = exclude_tools.iter().map(String::as_str).collect();
+
+    let mut turn_rows: Vec<&MeasuredRow<'py>> = Vec::new();
+    let mut turns: Vec<ThinkingTurn> = Vec::new();
+    let mut tool_refs: Vec<ToolRef<'_, 'py>> = Vec::new();
+    let mut tools: Vec<ToolRow> = Vec::new();
+    for row in rows.iter().filter(|r| mutable[r.group]) {
+        let m = &row.measure;
+        if m.has_thinking {
+            let sticky = match &sticky_thinking {
+                Some(set) => {
+                    let key = match m.thinking_key.get() {
+                        Some(k) => k.as_str(),
+                        None => {
+                            let k = thinking_key(&row.obj)?;
+                            m.thinking_key.get_or_init(|| k).as_str()
+                        }
+                    };
+                    contains(Some(set), key)?
+                }
+                None => false,
+            };
+            turns.push(ThinkingTurn {
+                tokens: m.thinking_tokens,
+                sticky,
+            });
+            turn_rows.push(row);
+        }
+        for t in &m.tools {
+            tools.push(ToolRow {
+                payload_tokens: t.payload_tokens,
+                name_chars: t.name_chars,
+                stub_var_chars: t.stub_var_chars,
+                stub_var_bytes: t.stub_var_bytes,
+                protected: t.fixed_protected || exclude.contains(t.name.as_str()),
+                sticky: contains(sticky_ids.as_ref(), &t.id)?,
+            });
+            tool_refs.push(ToolRef { row, tool: t });
+        }
+    }
+    let params = Params {
+        cap,
+        trigger_ratio,
+        target_ratio,
+        thinking_keep_turns,
+        keep_last,
+    };
+    let mut sizes = Sizes {
+        tools: &tool_refs,
+        redactor: redactor.as_ref().filter(|r| !r.is_none()),
+        redacted: vec![None; tool_refs.len()],
+        known: vec![None; tool_refs.len()],
+    };
+    let planned = plan(used, &turns, &tools, &params, &mut sizes)?;
+
+    let out = PyDict::new(py);
+    out.set_item("used", planned.used)?;
+    out.set_item("usedAfter", planned.used_after)?;
+    out.set_item("truncated", planned.truncated)?;
+    out.set_item("gateTripped", planned.gate_tripped)?;
+    out.set_item("overBudget", planned.over_budget)?;
+    out.set_item("stubbedBytes", planned.stubbed_bytes)?;
+    let strip = PyList::empty(py);
+    let keys = PyList::empty(py);
+    for &i in &planned.strip {
+        let row = turn_rows[i];
+        strip.append((row.group, row.row))?;
+        let key = match row.measure.thinking_key.get() {
+            Some(k) => k.clone(),
+            None => {
+                let k = thinking_key(&row.obj)?;
+                row.measure.thinking_key.get_or_init(|| k).clone()
+            }
+        };
+        if !key.is_empty() {
+            keys.append(key)?;
+        }
+    }
+    let stub = PyList::empty(py);
+    let ids = PyList::empty(py);
+    for &(j, bytes) in &planned.stub {
+        let payload = sizes.payload(j)?;
+        let mut hasher = HashSink {
+            hasher: JsonHasher::new(),
+        };
+        walk(&payload, 0, &mut hasher).map_err(WalkError::into_pyerr)?;
+        let (hex, _) = hasher.hasher.finish();
+        let t = &tool_refs[j];
+        let text = format!(
+            "Tool result {} [{}]: omitted {} bytes (sha256 {})",
+            t.tool.name,
+            t.tool.id,
+            bytes,
+            &hex[..32]
+        );
+        stub.append((t.row.group, t.row.row, t.tool.block, text))?;
+        if !t.tool.id.is_empty() {
+            ids.append(&t.tool.id)?;
+        }
+    }
+    out.set_item("strip", strip)?;
+    out.set_item("stub", stub)?;
+    out.set_item("thinkingKeys", keys)?;
+    out.set_item("toolCallIds", ids)?;
+    out.set_item("droppedThinkingTurns", planned.strip.len())?;
+    out.set_item("stubbedToolResults", planned.stub.len())?;
+    Ok(out)
+}
+
+/// Compact-JSON length in code points and UTF-8 bytes, as the pass counts it
+/// (exposed for the oracle parity tests).
+#[pyfunction]
+fn attention_json_size(value: &Bound<'_, PyAny>) -> PyResult<(u64, u64)> {
+    let s = json_len(value)?;
+    Ok((s.chars, s.bytes))
+}
+
+/// Token estimate of one message under the pass's per-block rules.
+#[pyfunction]
+fn attention_message_tokens(message: &Bound<'_, PyAny>) -> PyResult<u64> {
+    Ok(measure_message(message, 0, 0)?.tokens)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<AttentionMeasureCache>()?;
+    m.add_function(wrap_pyfunction!(attention_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(attention_json_size, m)?)?;
+    m.add_function(wrap_pyfunction!(attention_message_tokens, m)?)?;
+    Ok(())
+}
