@@ -183,6 +183,8 @@ async def assemble_provider_input(
     }
 
     def context_request(messages: Sequence[Message]) -> ContextRequest:
+        if not context_providers:  # skip copying a long history for nobody
+            return ContextRequest(metadata=dict(metadata or {}))
         return ContextRequest(
             messages=tuple(messages),
             metadata=dict(metadata or {}),

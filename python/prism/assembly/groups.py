@@ -192,31 +192,32 @@ def place_tool_results(messages: list[Message], results: Sequence[Message]) -> l
     matching call go at the end. Returns a new list."""
     if not results:
         return messages
+    answered: list[Any] = [_answered_id(result) for result in results]
+    wanted = {call_id for call_id in answered if isinstance(call_id, str)}
     owner: dict[str, int] = {}
+    # Walk back from the end: the calling assistant is almost always the last
+    # message, so a long history is not scanned every turn.
     for index in range(len(messages) - 1, -1, -1):
+        if len(owner) == len(wanted):
+            break
         for call_id in _tool_call_ids(messages[index]):
-            owner.setdefault(call_id, index)
+            if call_id in wanted:
+                owner.setdefault(call_id, index)
     inserts: dict[int, list[Message]] = {}
     trailing: list[Message] = []
-    for result in results:
-        answered: Any = next(
-            (
-                block.get("toolCallId")
-                for block in result.get("content", ())
-                if block.get("type") == "tool_result"
-            ),
-            None,
-        )
-        position = owner.get(answered) if isinstance(answered, str) else None
+    for result, call_id in zip(results, answered, strict=True):
+        position = owner.get(call_id) if isinstance(call_id, str) else None
         if position is None:
             trailing.append(result)
         else:
             inserts.setdefault(position, []).append(result)
     if not inserts:
         return [*messages, *trailing]
-    out: list[Message] = []
+    first = min(inserts)
+    out: list[Message] = messages[:first]
     pending: list[Message] | None = None
-    for index, message in enumerate(messages):
+    for index in range(first, len(messages)):
+        message = messages[index]
         # Flush after the assistant and any tool messages already answering it.
         if pending is not None and message.get("role") != "tool":
             out.extend(pending)
@@ -228,6 +229,13 @@ def place_tool_results(messages: list[Message], results: Sequence[Message]) -> l
         out.extend(pending)
     out.extend(trailing)
     return out
+
+
+def _answered_id(result: Message) -> Any:
+    for block in result.get("content", ()):
+        if block.get("type") == "tool_result":
+            return block.get("toolCallId")
+    return None
 
 
 def compose_messages(groups: MessageGroups) -> list[Message]:
