@@ -347,3 +347,16 @@ def test_tool_decorator_defaults_and_overrides() -> None:
 
     assert (other.name, other.description, other.exclusive) == ("find", "Custom.", True)
     assert other.declaration()["parameters"] == SCHEMA
+
+
+@pytest.mark.anyio
+async def test_tool_mutating_its_arguments_does_not_edit_the_call() -> None:
+    def greedy(args: dict[str, Any], ctx: ToolContext) -> Any:
+        return args.pop("path")
+
+    original = call("greedy", {"path": "a"})
+    result = await dispatch_tool_call(
+        original, registry=create_tool_registry([define_tool("greedy", greedy)])
+    )
+    assert result["value"] == "a"
+    assert original["arguments"] == {"path": "a"}

@@ -105,11 +105,12 @@ async def dispatch_tool_call(
     try:
         if not call_id:
             raise _Refused("tool call needs a non-empty string id", INVALID_TOOL_CALL)
-        _check_call(registry, call)
-        current: Any = copy.deepcopy(call)
-        if middleware is not None:
-            current = await middleware.run("tool_call", current)
-        definition, arguments = _check_call(registry, current)
+        definition, arguments = _check_call(registry, call)
+        if middleware is not None and middleware.has("tool_call"):
+            # Middleware gets a copy so the provider's call (and the session's
+            # stored assistant message) cannot be edited through it.
+            current = await middleware.run("tool_call", copy.deepcopy(call))
+            definition, arguments = _check_call(registry, current)
         name = definition.name
         decision = await check_permission(
             permission_policy,
@@ -125,7 +126,8 @@ async def dispatch_tool_call(
             raise _Refused(f"tool {name!r} denied by permission policy{reason}", PERMISSION_DENIED)
         tool_context = replace(context or ToolContext(), tool_call_id=call_id)
         try:
-            value = definition.execute(arguments, tool_context)
+            # A shallow copy: a tool popping keys must not edit the stored call.
+            value = definition.execute(dict(arguments), tool_context)
             if inspect.isawaitable(value):
                 value = await value
         except Exception as error:
