@@ -28,8 +28,8 @@ from prism.contracts import ProviderEvent, ProviderRequest
 from prism.errors import ConfigError
 from prism.providers.base import provider_error, validate_provider_event
 
-ScriptItem: TypeAlias = "ProviderEvent | BaseException"
 MockScriptFunction: TypeAlias = Callable[[ProviderRequest], Any]
+# What ``script`` may be (documentation; the constructor checks at run time).
 MockScript: TypeAlias = (
     "Sequence[ProviderEvent | BaseException] | Sequence[Sequence[ProviderEvent | BaseException]]"
     " | MockScriptFunction"
