@@ -168,3 +168,19 @@ def prism_run(cli_env: dict[str, str]) -> Any:
         return run_prism(cli_env, *args, stdin=stdin)
 
     return call
+
+
+@pytest.fixture(scope="module")
+def shared_rpc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RpcClient]:
+    """One rpc process for a whole module (the fuzz reuses it for every example).
+    At teardown it must exit 0 on EOF with nothing left unanswered."""
+    home = tmp_path_factory.mktemp("prism-home")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PRISM_HOME"] = str(home)
+    client = RpcClient(env)
+    try:
+        yield client
+        code, rest, stderr = client.close()
+        assert (code, rest, stderr) == (0, [], b"")
+    finally:
+        client.kill()
