@@ -146,6 +146,13 @@ async def test_abort_ignored_by_a_provider_without_checkpoints() -> None:
 
 
 @pytest.mark.anyio
+async def test_abort_point_past_the_end_of_the_stream() -> None:
+    provider = create_mock_provider([provider_text_delta("a"), provider_done()])
+    with pytest.raises(AssertionError, match=r"ended after 2 event\(s\), before the cancel point"):
+        await assert_abort_is_observed(provider, REQUEST, after_events=5)
+
+
+@pytest.mark.anyio
 async def test_abort_swallowed_is_detected() -> None:
     class Swallower:
         name = "swallow"

@@ -114,6 +114,11 @@ async def assert_abort_is_observed(
         raise AssertionError(
             f"provider produced {len(late)} event(s) after cancellation ({', '.join(late)})"
         )
+    if not scope.cancel_called:
+        raise AssertionError(
+            f"provider stream ended after {len(received)} event(s), before the cancel point"
+            f" ({after_events} events); pick a smaller after_events"
+        )
     if not scope.cancelled_caught:
         raise AssertionError(
             "provider finished without observing cancellation; it must await (a checkpoint)"
