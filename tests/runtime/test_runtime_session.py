@@ -448,3 +448,55 @@ async def test_state_is_json_ready() -> None:
     json.dumps(state)
     assert state["entryCount"] == 4 and state["messageCount"] == 4
     assert state["leafId"] == session.leaf_id
+
+
+class _SlowStore:
+    """Memory store whose batch of 2+ entries blocks after writing until released."""
+
+    def __init__(self) -> None:
+        from prism.stores import create_memory_session_store
+
+        self.inner = create_memory_session_store()
+        self.blocked = anyio.Event()
+        self.release = anyio.Event()
+
+    async def append(self, entry: Any) -> None:
+        await self.inner.append(entry)
+
+    async def append_many(self, entries: Any) -> None:
+        await self.inner.append_many(entries)
+        if len(entries) > 1:
+            self.blocked.set()
+            await self.release.wait()
+
+    async def list(self, session_id: str) -> Any:
+        return await self.inner.list(session_id)
+
+    async def get(self, entry_id: str) -> Any:
+        return await self.inner.get(entry_id)
+
+    async def list_sessions(self) -> Any:
+        return await self.inner.list_sessions()
+
+
+async def test_abort_during_a_store_write_keeps_cache_and_store_in_step() -> None:
+    store = _SlowStore()
+    session = make_agent([tool_turn("c1"), FINAL], store=store).create_session()
+    failures: list[BaseException] = []
+
+    async def run() -> None:
+        try:
+            await session.run("go")
+        except RunAbortedError as error:
+            failures.append(error)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        await store.blocked.wait()
+        session.abort()
+        store.release.set()
+    assert len(failures) == 1
+    stored = await store.list(session.id)
+    assert [e["message"]["role"] for e in stored] == ["user", "assistant", "tool"]
+    assert session.leaf_id == stored[-1]["id"]
+    assert await session.messages() == [e["message"] for e in stored]

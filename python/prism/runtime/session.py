@@ -131,8 +131,12 @@ class AgentSession:
                 parent = entry["id"]
             if len(redactor):
                 entries = [redactor.redact_value(entry) for entry in entries]
-            await self._store.append_many(entries)
-            self.branch.extend(entries)
+            # Shielded: an abort arriving mid-write must not leave the store
+            # holding entries the cached branch does not know about. The
+            # cancellation lands at the run's next checkpoint instead.
+            with anyio.CancelScope(shield=True):
+                await self._store.append_many(entries)
+                self.branch.extend(entries)
         return entries
 
     # --- runs ---------------------------------------------------------------------------
