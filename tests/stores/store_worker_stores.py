@@ -9,16 +9,10 @@ of three entries to exercise batch atomicity too.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anyio
-import native_shim_stores
 
-native_shim_stores.install()
-
-from prism.stores import create_jsonl_session_store, create_sqlite_session_store  # noqa: E402
+from prism.stores import create_jsonl_session_store, create_sqlite_session_store
 
 
 def entry(writer: int, i: int) -> dict[str, object]:

@@ -244,3 +244,25 @@ async def test_failed_write_leaves_file_untouched(
     assert path.read_bytes() == before
     await store.append(summary(2))  # type: ignore[arg-type]
     assert [e["id"] for e in await store.list("s1")] == ["e1", "e2"]
+
+
+async def test_foreign_newline_closing_a_torn_line_is_not_doubled(tmp_path: Path) -> None:
+    # Found by the index property test: a torn tail closed by a bare "\n"
+    # from someone else must not make our next append add a second newline.
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"id":"torn')
+    store = create_jsonl_session_store(path)
+    assert await store.list("s1") == []
+    with path.open("ab") as fh:
+        fh.write(b"\n")
+    assert await store.list("s1") == []
+    await store.append(summary(1))  # type: ignore[arg-type]
+    assert path.read_bytes().count(b"\n\n") == 0
+    with path.open("ab") as fh:
+        fh.write(b"garbage\n")
+    _entries, errors = await read_jsonl_session_entries(path)
+    assert [e["line"] for e in errors] == [1, 3]
+    assert [e["line"] for e in create_jsonl_session_store(path).parse_errors] == []
+    assert [e["line"] for e in store.parse_errors] == [1]
+    await store.list("s1")
+    assert [e["line"] for e in store.parse_errors] == [1, 3]

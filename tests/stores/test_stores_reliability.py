@@ -136,7 +136,6 @@ async def test_sqlite_four_writers_one_killed(tmp_path: Path) -> None:
 
 KILL_MID_LINE = """
 import os, sys
-sys.path.insert(0, {here!r})
 from prism.stores._locking import locked_fd
 with locked_fd({path!r}, exclusive=True, create=True) as fd:
     os.write(fd, b'{{"id":"torn","sessionId":"s1","parentId":nu')
@@ -151,7 +150,7 @@ async def test_writer_killed_mid_line_while_holding_the_lock(tmp_path: Path) -> 
     first = {"id": "e1", "sessionId": "s1", "parentId": None, "kind": "summary", "summary": "one"}
     await store.append(first)  # type: ignore[arg-type]
     proc = subprocess.Popen(
-        [sys.executable, "-c", KILL_MID_LINE.format(here=str(HERE), path=str(path))],
+        [sys.executable, "-c", KILL_MID_LINE.format(path=str(path))],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -140,6 +140,7 @@ class JsonlSessionStore:
                 data = _pread_all(fd, st.st_size, 0)
             else:
                 data = data[1:]  # the newline that terminated the line we indexed
+                self._pending_newline = False
         if data:
             entries, errors = parse_lines(data, first_line=self._lines + 1)
             self._pending_newline = not data.endswith(b"\n")

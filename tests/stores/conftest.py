@@ -1,3 +1,0 @@
-import native_shim_stores
-
-native_shim_stores.install()
