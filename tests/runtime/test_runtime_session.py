@@ -500,3 +500,15 @@ async def test_abort_during_a_store_write_keeps_cache_and_store_in_step() -> Non
     assert [e["message"]["role"] for e in stored] == ["user", "assistant", "tool"]
     assert session.leaf_id == stored[-1]["id"]
     assert await session.messages() == [e["message"] for e in stored]
+
+
+async def test_stream_with_bad_input_raises_and_writes_nothing() -> None:
+    session = make_agent(FINAL).create_session()
+    with pytest.raises(ConfigError, match="input"):
+        async for _ in session.stream(""):
+            pass
+    with pytest.raises(ConfigError, match="max_tool_rounds"):
+        async for _ in session.stream("hi", max_tool_rounds=-2):
+            pass
+    assert not session.is_running
+    assert await session.entries() == []

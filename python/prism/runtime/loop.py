@@ -89,6 +89,7 @@ class RunState:
     tool_declarations: list[ToolDeclaration]
     attention: Any = None
     turn: int = 0
+    started: bool = False
     messages: list[Message] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
     tool_rounds: int = 0

@@ -239,11 +239,23 @@ class AgentSession:
             attention=attention,
         )
 
-    async def _run_claimed(self, input: Any, **options: Any) -> RunResult:
-        run_id = f"run_{uuid.uuid4().hex[:16]}"
+    def _prepare(self, input: Any, options: dict[str, Any]) -> tuple[list[Message], RunState]:
+        """Validate input and options for a claimed run; on failure release the
+        claim so nothing is stored or emitted."""
         try:
-            messages = normalize_input(input)
-            run = self._resolve_run(run_id, **options)
+            run_id = f"run_{uuid.uuid4().hex[:16]}"
+            return normalize_input(input), self._resolve_run(run_id, **options)
+        except BaseException:
+            self._release()
+            raise
+
+    async def _run_claimed(self, input: Any, **options: Any) -> RunResult:
+        messages, run = self._prepare(input, options)
+        return await self._execute(messages, run)
+
+    async def _execute(self, messages: list[Message], run: RunState) -> RunResult:
+        run_id = run.run_id
+        try:
             await self.load()
         except BaseException:
             self._release()
@@ -253,6 +265,7 @@ class AgentSession:
         scope = anyio.CancelScope()
         self._scope = scope
         run.emit({"type": "run_started"})
+        run.started = True
         result: RunResult | None = None
         failure: BaseException | None = None
         try:
@@ -313,15 +326,17 @@ class AgentSession:
         may break out of it.
         """
         self._claim()
+        messages, run = self._prepare(input, options)  # bad input raises here
         send, receive = anyio.create_memory_object_stream[AgentEvent](math.inf)
         unsubscribe = self._hub.subscribe(send.send_nowait)
         crashed: list[BaseException] = []
 
         async def runner() -> None:
             try:
-                await self._run_claimed(input, **options)
-            except PrismError:
-                pass  # already delivered as the run's error event
+                await self._execute(messages, run)
+            except PrismError as error:
+                if not run.started:  # failed before run_started: no error event was sent
+                    crashed.append(error)
             except Exception as error:
                 crashed.append(error)
             finally:
