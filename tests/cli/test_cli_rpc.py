@@ -251,3 +251,19 @@ def test_config_values_reach_the_session(rpc: Any, tmp_path: Path) -> None:
     assert overridden.request({"id": 1, "command": "state"})["result"]["model"]["model"] == (
         "from-flag"
     )
+
+
+def test_steer_sent_with_the_prompt_reaches_the_first_turn(rpc: Any) -> None:
+    # The steer is read before the run is open; the CLI holds it until
+    # run_started, and the runtime injects it before the first provider turn.
+    client = rpc("--mock-delay-ms", "1")
+    client.send_raw(
+        b'{"id":"p","command":"prompt","params":{"input":"one"}}\n'
+        b'{"id":"s","command":"steer","params":{"input":"two"}}\n'
+    )
+    _, steer = client.until_response("s")
+    assert steer["ok"] is True
+    _, final = client.until_response("p")
+    assert final["result"]["text"] == REPLY.format("two", 2)
+    bad = client.request({"id": "b", "command": "steer", "params": {"input": 5}})
+    assert bad["ok"] is False

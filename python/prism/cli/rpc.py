@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 import anyio
@@ -60,10 +60,12 @@ def _fail(message: str, code: str = "invalid_params") -> RpcFailure:
 class ActiveRun:
     request_id: RequestId
     session: AgentSession
-    # An abort that arrived before the session's run was cancellable (it is
-    # still loading); applied as soon as the run reports run_started.
+    # An abort or steer can arrive before the session's run is cancellable
+    # and its queues are open (it is still loading); they are applied as soon
+    # as the run reports run_started.
+    started: bool = False
     pending_abort: str | None = None
-    abort_requested: bool = False
+    pending_steer: list[Any] = field(default_factory=list)
 
 
 class RpcServer:
@@ -145,9 +147,8 @@ class RpcServer:
             async with aclosing(stream_events(session, value)) as events:
                 async for event in events:
                     kind = event.get("type")
-                    if kind == "run_started" and active.pending_abort is not None:
-                        session.abort(active.pending_abort or None)
-                        active.pending_abort = None
+                    if kind == "run_started":
+                        self._run_started(active)
                     self.writer.write_json(event_envelope(active.request_id, event))
                     if kind == "error":
                         failure = event.get("error")
@@ -175,6 +176,15 @@ class RpcServer:
                 result[key] = finished[key]
         self.writer.write_json(ok_response(active.request_id, result))
 
+    def _run_started(self, active: ActiveRun) -> None:
+        active.started = True
+        for value in active.pending_steer:
+            active.session.steer(value)
+        active.pending_steer.clear()
+        if active.pending_abort is not None:
+            active.session.abort(active.pending_abort or None)
+            active.pending_abort = None
+
     async def _abort(self, request: RpcRequest) -> dict[str, Any]:
         reason = request.params.get("reason")
         if reason is not None and not isinstance(reason, str):
@@ -183,19 +193,27 @@ class RpcServer:
         active = self.active.get(session.id)
         if active is None:
             return {"sessionId": session.id, "aborted": False}
-        if not session.abort(reason):
+        if not session.abort(reason) and not active.started:
             active.pending_abort = reason or ""
-        active.abort_requested = True
         return {"sessionId": session.id, "aborted": True}
 
     async def _steer(self, request: RpcRequest) -> dict[str, Any]:
         if "input" not in request.params:
             raise _fail("steer needs params.input")
-        if self.session.id not in self.active:
+        active = self.active.get(self.session.id)
+        if active is None:
             raise RpcFailure(
                 error_info("steer needs an active run on this session", "no_active_run")
             )
-        self.session.steer(request.params["input"])
+        value = request.params["input"]
+        try:
+            normalize_input(value)
+        except ConfigError as error:
+            raise RpcFailure(self._error_info(error)) from None
+        if active.started:
+            self.session.steer(value)  # NoActiveRunError once the run is finishing
+        else:
+            active.pending_steer.append(value)
         return {"sessionId": self.session.id}
 
     # --- reads and session changes ------------------------------------------------------
@@ -274,8 +292,13 @@ class RpcServer:
         if entry_id is not None and not isinstance(entry_id, str):
             raise _fail("forkSession params.entryId must be a string")
         new_id = self._session_id_param(request, "sessionId", required=False)
-        if entry_id is not None and await self.session.store.get(entry_id) is None:
-            raise _fail(f"forkSession: unknown entry {entry_id!r}", "unknown_entry")
+        if entry_id is not None:
+            entry = await self.session.store.get(entry_id)
+            if entry is None or entry.get("sessionId") != self.session.id:
+                raise _fail(
+                    f"forkSession: no entry {entry_id[:100]!r} in session {self.session.id!r}",
+                    "unknown_entry",
+                )
         self.session = await self.session.fork(entry_id, id=new_id)
         return await self._switched()
 
