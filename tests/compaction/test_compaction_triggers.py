@@ -110,7 +110,8 @@ def test_options_defaults_and_from_json() -> None:
     [
         ({"thresholdEntry": 3}, "unknown compaction option 'thresholdEntry'"),
         ({"thresholdEntries": 3, "threshold_entries": 4}, "given twice"),
-        ({"thresholdEntries": -1}, "threshold_entries must be an integer >= 0"),
+        ({"thresholdEntries": -1}, "threshold_entries must be an integer >= 1"),
+        ({"thresholdEntries": 0}, "threshold_entries must be an integer >= 1"),
         ({"keepRecentEntries": "8"}, "keep_recent_entries"),
         ({"maxSummaryChars": 0}, "max_summary_chars"),
         ({"secrets": "abcdefgh"}, "secrets must be a list"),

@@ -94,7 +94,7 @@ class CompactionOptions:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _check_count("threshold_entries", self.threshold_entries, 0)
+        _check_count("threshold_entries", self.threshold_entries, 1)
         _check_count("keep_recent_entries", self.keep_recent_entries, 0)
         _check_count("max_summary_chars", self.max_summary_chars, 1)
         object.__setattr__(self, "secrets", check_secrets(self.secrets))
