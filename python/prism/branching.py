@@ -8,8 +8,9 @@ from the root to one leaf; the provider-facing view of a branch is built by
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from prism.contracts import Message, ModelConfig, SessionEntry
 from prism.errors import StoreError, UnknownNameError
@@ -18,6 +19,7 @@ __all__ = [
     "SessionContext",
     "branch_entries",
     "children_of",
+    "copy_branch",
     "labels",
     "latest_compaction_index",
     "list_leaves",
@@ -150,3 +152,35 @@ def rebuild_session_context(
         elif entry["kind"] == "summary":
             summaries.append(entry["summary"])
     return SessionContext(branch, messages, summaries, model, leaf_id, message_ids)
+
+
+def copy_branch(
+    path: Sequence[SessionEntry], session_id: str, new_id: Callable[[], str]
+) -> list[SessionEntry]:
+    """Copies of ``path`` (a root-first branch) for session ``session_id`` with
+    fresh ids from ``new_id``. References between entries — ``parentId``, a
+    label's ``targetId``, a compaction's ``keepEntryIds``/``throughEntryId`` —
+    are remapped to the copies; references outside ``path`` are kept as they
+    are (a parent outside the path becomes ``None``)."""
+    mapping = {entry["id"]: new_id() for entry in path}
+    copies: list[SessionEntry] = []
+    for entry in path:
+        copy: dict[str, Any] = dict(entry)
+        copy["id"] = mapping[entry["id"]]
+        copy["sessionId"] = session_id
+        parent = entry["parentId"]
+        copy["parentId"] = mapping.get(parent) if parent is not None else None
+        if entry["kind"] == "label":
+            target = entry.get("targetId")
+            if target is not None and target in mapping:
+                copy["targetId"] = mapping[target]
+        if entry["kind"] == "compaction":
+            data: dict[str, Any] = dict(entry["data"])
+            keep: list[str] = list(data.get("keepEntryIds") or ())
+            data["keepEntryIds"] = [mapping.get(i, i) for i in keep]
+            through = data.get("throughEntryId")
+            if isinstance(through, str):
+                data["throughEntryId"] = mapping.get(through, through)
+            copy["data"] = data
+        copies.append(copy)  # type: ignore[arg-type]
+    return copies

@@ -218,3 +218,26 @@ def test_inputs_are_not_mutated() -> None:
     rebuild_session_context(entries)
     list_leaves(entries)
     assert repr(entries) == before
+
+
+def test_copy_branch_remaps_every_reference() -> None:
+    from itertools import count
+
+    from prism.branching import copy_branch
+
+    path = [
+        msg("a", None),
+        msg("b", "a"),
+        compaction("k", "b", "S", keep=["b"], through="a"),
+        label("l", "k", "tag", target="b"),
+    ]
+    numbers = count(1)
+    copies = copy_branch(path, "other", lambda: f"n{next(numbers)}")
+    assert ids(copies) == ["n1", "n2", "n3", "n4"]
+    assert [c["parentId"] for c in copies] == [None, "n1", "n2", "n3"]
+    assert all(c["sessionId"] == "other" for c in copies)
+    assert copies[2]["data"]["keepEntryIds"] == ["n2"]
+    assert copies[2]["data"]["throughEntryId"] == "n1"
+    assert copies[3]["targetId"] == "n2"
+    assert path[2]["data"]["keepEntryIds"] == ["b"]  # originals untouched
+    assert texts(rebuild_session_context(copies).messages) == ["b"]

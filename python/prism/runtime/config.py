@@ -8,9 +8,12 @@ from typing import Any
 
 import anyio
 
+from prism.compaction import CompactionOptions
 from prism.contracts import ModelConfig
 from prism.errors import ConfigError
 from prism.middleware import MiddlewareRegistry
+from prism.retry import RetryOptions
+from prism.runtime.options import coerce_compaction_options, coerce_retry_options
 from prism.security.redaction import SecretRedactor, create_redactor, normalize_secrets
 from prism.stores.base import SessionStore
 from prism.tools.definition import ToolDefinition
@@ -51,8 +54,8 @@ class AgentConfig:
     tools: ToolRegistry
     middleware: MiddlewareRegistry | None
     system: tuple[Any, ...]
-    retry: Any
-    compaction: Any
+    retry: RetryOptions | None
+    compaction: CompactionOptions | None
     max_tool_rounds: int
     tool_concurrency: int
     attention_compiler: Any
@@ -113,14 +116,14 @@ class AgentConfig:
             secret_values = normalize_secrets(secrets)
         except TypeError as error:
             raise ConfigError(f"secrets: {error}") from None
-        checked_compaction = _check_compaction(compaction)
+        checked_compaction = coerce_compaction_options(compaction)
         return cls(
             model=checked_model,
             provider=provider,
             tools=registry,
             middleware=middleware,
             system=system_layers,
-            retry=_check_retry(retry),
+            retry=coerce_retry_options(retry),
             compaction=checked_compaction,
             max_tool_rounds=validate_positive_int(max_tool_rounds, "max_tool_rounds", minimum=0),
             tool_concurrency=validate_positive_int(tool_concurrency, "tool_concurrency"),
@@ -142,24 +145,6 @@ def _tool_registry(tools: object) -> ToolRegistry:
     if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
         raise ConfigError("tools must be a list of ToolDefinition or a ToolRegistry")
     return create_tool_registry(tools)
-
-
-def _check_retry(retry: Any) -> Any:
-    """``None``/``False``: no retry; ``True``: default options; else RetryOptions
-    (or its camelCase JSON form)."""
-    from prism.runtime._deps import coerce_retry_options
-
-    if retry is None or retry is False:
-        return None
-    return coerce_retry_options(retry)
-
-
-def _check_compaction(compaction: Any) -> Any:
-    from prism.runtime._deps import coerce_compaction_options
-
-    if compaction is None or compaction is False:
-        return None
-    return coerce_compaction_options(compaction)
 
 
 def _check_attention(value: Any, model: ModelConfig, compaction: Any) -> Any:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prism.compaction import CompactionOptions
 from prism.contracts import (
     ErrorInfo,
     Message,
@@ -82,8 +83,8 @@ class RunState:
     emit: Callable[[dict[str, Any]], Any]
     model: ModelConfig | None
     system: tuple[str, ...]
-    retry: Any
-    compaction: Any
+    retry: RetryOptions | None
+    compaction: CompactionOptions | None
     max_tool_rounds: int
     metadata: Mapping[str, Any]
     tool_declarations: list[ToolDeclaration]

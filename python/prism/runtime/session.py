@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from prism.branching import branch_entries
+from prism.branching import branch_entries, copy_branch
 from prism.contracts import AgentEvent, ErrorInfo, Message, ModelConfig, SessionEntry
 from prism.errors import (
     ConfigError,
@@ -28,6 +28,7 @@ from prism.runtime.config import validate_model, validate_positive_int
 from prism.runtime.events import AgentEventListener, EventHub
 from prism.runtime.input import normalize_input
 from prism.runtime.loop import RunResult, RunState, execute_run
+from prism.runtime.options import coerce_compaction_options, coerce_retry_options
 from prism.security.redaction import redact_error_info
 from prism.stores.base import SessionStore
 
@@ -166,8 +167,6 @@ class AgentSession:
         attention: Any = None,
     ) -> RunState:
         config = self.agent.config
-        from prism.runtime import _deps
-
         if system is None:
             run_system: tuple[str, ...] = ()
         elif isinstance(system, str):
@@ -183,13 +182,13 @@ class AgentSession:
         elif retry is False:
             run_retry = None
         else:
-            run_retry = _deps.coerce_retry_options(retry)
+            run_retry = coerce_retry_options(retry)
         if compaction is None:
             run_compaction = config.compaction
         elif compaction is False:
             run_compaction = None
         else:
-            run_compaction = _deps.coerce_compaction_options(compaction)
+            run_compaction = coerce_compaction_options(compaction)
         return RunState(
             run_id=run_id,
             emit=lambda event: self._hub.emit(event, run_id),
@@ -484,7 +483,8 @@ class AgentSession:
         self._claim()
         try:
             await self.load()
-            return await _compaction.compact_session(self, options, trigger="manual", run=None)
+            merged = _compaction.merged_options(self, options)
+            return await _compaction.compact_session(self, merged, trigger="manual", run=None)
         finally:
             self._release()
 
@@ -513,7 +513,7 @@ class AgentSession:
         await new.load()
         if new.branch.entries:
             raise ConfigError(f"cannot fork into session {new.id!r}: it already has entries")
-        copies = _copy_branch(path, new)
+        copies = copy_branch(path, new.id, new.new_entry_id)
         if copies:
             await new._store.append_many(copies)
         new.branch.reset(copies, copies[-1]["id"] if copies else None)
@@ -531,32 +531,3 @@ def _run_attention(agent_compiler: Any, overlay: Any) -> Any:
     from prism.attention import resolve_run_compiler
 
     return resolve_run_compiler(agent_compiler, overlay)
-
-
-def _copy_branch(path: Sequence[SessionEntry], target: AgentSession) -> list[SessionEntry]:
-    """Copies of ``path`` for ``target`` with fresh ids; references between
-    entries (parentId, targetId, compaction ids) are remapped."""
-    mapping: dict[str, str] = {}
-    for entry in path:
-        mapping[entry["id"]] = target.new_entry_id()
-    copies: list[SessionEntry] = []
-    for entry in path:
-        copy: dict[str, Any] = dict(entry)
-        copy["id"] = mapping[entry["id"]]
-        copy["sessionId"] = target.id
-        parent = entry["parentId"]
-        copy["parentId"] = mapping.get(parent) if parent is not None else None
-        if entry["kind"] == "label":
-            label_target = entry.get("targetId")
-            if label_target is not None and label_target in mapping:
-                copy["targetId"] = mapping[label_target]
-        if entry["kind"] == "compaction":
-            data: dict[str, Any] = dict(entry["data"])
-            keep: list[str] = list(data.get("keepEntryIds") or ())
-            data["keepEntryIds"] = [mapping.get(i, i) for i in keep]
-            through = data.get("throughEntryId")
-            if isinstance(through, str):
-                data["throughEntryId"] = mapping.get(through, through)
-            copy["data"] = data
-        copies.append(copy)  # type: ignore[arg-type]
-    return copies

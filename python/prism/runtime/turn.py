@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from prism.assembly import assemble_provider_input
 from prism.contracts import (
     ContentBlock,
     ErrorInfo,
@@ -24,7 +25,7 @@ from prism.contracts import (
     Usage,
 )
 from prism.providers.base import error_info_from_exception
-from prism.runtime import _deps
+from prism.runtime.options import parse_arguments
 
 if TYPE_CHECKING:
     from prism.runtime.loop import RunState
@@ -66,7 +67,7 @@ async def assemble_turn(session: AgentSession, run: RunState) -> ProviderRequest
     metadata: dict[str, Any] = {"sessionId": session.id, "runId": run.run_id}
     if run.metadata:
         metadata.update(run.metadata)
-    request = await _deps.assemble_provider_input(
+    request = await assemble_provider_input(
         model=effective_model(session, run),
         input=None,
         history=branch.messages,
@@ -227,7 +228,7 @@ async def stream_turn(
         if slot.complete:
             arguments = slot.arguments or {}
         else:
-            arguments, problem = _deps.parse_arguments("".join(slot.parts))
+            arguments, problem = parse_arguments("".join(slot.parts))
             if problem is not None:
                 outcome.invalid_calls[call_id] = problem
         call: ToolCall = {"id": call_id, "name": slot.name, "arguments": arguments}

@@ -1,0 +1,43 @@
+"""Coercing the option objects ``create_agent`` and ``run`` accept."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from prism.compaction import CompactionOptions
+from prism.compaction import coerce_compaction_options as _coerce_compaction
+from prism.errors import ConfigError
+from prism.retry import RetryOptions
+
+
+def coerce_retry_options(value: Any) -> RetryOptions | None:
+    """``None``/``False``: off; ``True``: defaults; ``RetryOptions`` or its camelCase dict."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return RetryOptions()
+    if isinstance(value, RetryOptions):
+        return value
+    if isinstance(value, Mapping):
+        return RetryOptions.from_json(value)
+    raise ConfigError("retry must be RetryOptions, a dict, True, False or None")
+
+
+def coerce_compaction_options(value: Any) -> CompactionOptions | None:
+    """``None``/``False``: off; ``True``: defaults; ``CompactionOptions`` or its camelCase dict."""
+    return _coerce_compaction(value)
+
+
+def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
+    """Streamed tool-call arguments -> (dict, error message or None)."""
+    if not text.strip():
+        return {}, None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        return {}, f"tool call arguments are not valid JSON: {error.msg}"
+    if not isinstance(value, dict):
+        return {}, "tool call arguments must be a JSON object"
+    return value, None
