@@ -274,3 +274,12 @@ async def test_default_estimate_uses_native_message_tokens() -> None:
     c2 = ShouldCompactContext(session_id="s", entries=e)  # type: ignore[arg-type]
     assert c2.entry_count == 3
     assert c2.estimated_input_tokens == sum(_native.estimate_entry_tokens(x) for x in e)
+
+
+def test_secrets_never_appear_in_reprs() -> None:
+    from prism.compaction import CompactionContext
+
+    secret = "sk-repr-secret-0123456789"
+    assert secret not in repr(CompactionOptions(secrets=[secret]))
+    assert secret not in repr(CompactionContext(session_id="s", entries=[], secrets=[secret]))
+    assert secret not in repr(create_default_compaction_strategy(secrets=[secret]))

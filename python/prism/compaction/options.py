@@ -35,7 +35,7 @@ class CompactionContext:
     trigger: str = "manual"
     keep_recent_entries: int | None = None
     max_summary_chars: int | None = None
-    secrets: Sequence[str] = ()
+    secrets: Sequence[str] = field(default=(), repr=False)  # never in logs
     metadata: Mapping[str, Any] = field(default_factory=dict)
     leaf_id: str | None = None
     new_entry_id: Callable[[], str] | None = None
@@ -90,7 +90,7 @@ class CompactionOptions:
     trigger: Mapping[str, Any] | None = None
     keep_recent_entries: int | None = None
     max_summary_chars: int | None = None
-    secrets: Sequence[str] = ()
+    secrets: Sequence[str] = field(default=(), repr=False)  # never in logs
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
