@@ -19,7 +19,7 @@ import builtins
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import anyio.to_thread
 
@@ -30,6 +30,14 @@ from prism.stores._locking import locked_fd
 
 _T = TypeVar("_T")
 _Fingerprint = tuple[int, int, int, int]  # dev, inode, size, mtime_ns
+
+
+class _Tail(NamedTuple):
+    file_id: tuple[int, int]
+    reset: bool  # replaced, shrunk or rewritten: re-index from byte 0
+    data: bytes
+    size: int
+    fingerprint: _Fingerprint
 
 
 class JsonlSessionStore:
@@ -116,39 +124,49 @@ class JsonlSessionStore:
         with self._lock:
             try:
                 with locked_fd(self.path, exclusive=False, create=False) as fd:
-                    if fd is None:
-                        self._reset(None)
-                    else:
-                        self._catch_up(fd)
+                    tail = None if fd is None else self._read_tail(fd)
             except OSError as exc:
                 raise StoreError(f"cannot read session file {self.path}: {exc.strerror}") from None
+            # Parsed after the shared flock is released: the bytes are final,
+            # and a writer should not wait for a big first load to be parsed.
+            if tail is None:
+                self._reset(None)
+            else:
+                self._apply_tail(tail)
             return answer()
 
-    def _catch_up(self, fd: int) -> None:
-        """Index every byte appended since the last read. Caller holds the
-        instance lock and a flock, so no writer is mid-write: the bytes up to
-        the current size are final, including an unterminated last line."""
+    def _read_tail(self, fd: int) -> _Tail:
+        """The bytes appended since the last read. Caller holds the instance
+        lock and a flock, so no writer is mid-write: the bytes up to the
+        current size are final, including an unterminated last line."""
         st = os.fstat(fd)
-        if (st.st_dev, st.st_ino) != self._file_id or st.st_size < self._offset:
-            self._reset((st.st_dev, st.st_ino))
-        data = _pread_all(fd, st.st_size - self._offset, self._offset)
+        file_id = (st.st_dev, st.st_ino)
+        reset = file_id != self._file_id or st.st_size < self._offset
+        start = 0 if reset else self._offset
+        data = _pread_all(fd, st.st_size - start, start)
+        if not reset and data and self._pending_newline and not data.startswith(b"\n"):
+            # Someone extended our unterminated last line without the
+            # protocol's separating newline: the index is stale, start over.
+            reset = True
+            data = _pread_all(fd, st.st_size, 0)
+        fingerprint = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        return _Tail(file_id, reset, data, st.st_size, fingerprint)
+
+    def _apply_tail(self, tail: _Tail) -> None:
+        if tail.reset:
+            self._reset(tail.file_id)
+        data = tail.data
         if data and self._pending_newline:
-            if not data.startswith(b"\n"):
-                # Someone extended our unterminated last line without the
-                # protocol's separating newline: the index is stale, start over.
-                self._reset((st.st_dev, st.st_ino))
-                data = _pread_all(fd, st.st_size, 0)
-            else:
-                data = data[1:]  # the newline that terminated the line we indexed
-                self._pending_newline = False
+            data = data[1:]  # the newline that terminated the line we indexed
+            self._pending_newline = False
         if data:
             entries, errors = parse_lines(data, first_line=self._lines + 1)
             self._pending_newline = not data.endswith(b"\n")
             self._lines += data.count(b"\n") + (1 if self._pending_newline else 0)
             self._index(entries)
             self._errors.extend(errors)
-        self._offset = st.st_size
-        self._fingerprint = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        self._offset = tail.size
+        self._fingerprint = tail.fingerprint
 
     def _index(self, entries: Sequence[SessionEntry]) -> None:
         by_id = self._by_id
@@ -172,7 +190,7 @@ class JsonlSessionStore:
             try:
                 with locked_fd(self.path, exclusive=True, create=True) as fd:
                     assert fd is not None
-                    self._catch_up(fd)
+                    self._apply_tail(self._read_tail(fd))
                     for entry in parsed:
                         if entry["id"] in self._by_id:
                             raise DuplicateEntryError(f"duplicate session entry id {entry['id']!r}")
