@@ -13,6 +13,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytesMethods, PyDict, PyList, PyString};
 
@@ -156,7 +157,7 @@ fn measure_message(msg: &Bound<'_, PyAny>, group: usize, row: usize) -> PyResult
             "attention: group {group} row {row} is not a message dict"
         ))
     })?;
-    let assistant = match d.get_item("role")? {
+    let assistant = match d.get_item(intern!(d.py(), "role"))? {
         Some(r) => r
             .cast::<PyString>()
             .map(|s| s.to_str().ok() == Some("assistant"))
@@ -170,7 +171,7 @@ fn measure_message(msg: &Bound<'_, PyAny>, group: usize, row: usize) -> PyResult
         tools: Vec::new(),
         thinking_key: OnceLock::new(),
     };
-    let content = match d.get_item("content")? {
+    let content = match d.get_item(intern!(d.py(), "content"))? {
         Some(c) => c,
         None => return Ok(m),
     };
@@ -183,21 +184,21 @@ fn measure_message(msg: &Bound<'_, PyAny>, group: usize, row: usize) -> PyResult
             "attention: group {group} row {row} content is not a list"
         ))
     })?;
-    let message_approval = has_approval(d.get_item("metadata")?)?;
+    let message_approval = has_approval(d.get_item(intern!(d.py(), "metadata"))?)?;
     for (b, block) in list.iter().enumerate() {
         let Ok(bd) = block.cast::<PyDict>() else {
             m.tokens += ceil4(json_len(&block)?.chars);
             continue;
         };
-        let kind = bd.get_item("type")?;
+        let kind = bd.get_item(intern!(bd.py(), "type"))?;
         let kind = kind
             .as_ref()
             .and_then(|k| k.cast::<PyString>().ok())
             .and_then(|k| k.to_str().ok());
         match kind {
-            Some("text") => m.tokens += ceil4(text_chars(bd.get_item("text")?)?),
+            Some("text") => m.tokens += ceil4(text_chars(bd.get_item(intern!(bd.py(), "text"))?)?),
             Some("thinking") => {
-                let t = ceil4(text_chars(bd.get_item("text")?)?);
+                let t = ceil4(text_chars(bd.get_item(intern!(bd.py(), "text"))?)?);
                 m.tokens += t;
                 if assistant {
                     m.thinking_tokens += t;
@@ -206,23 +207,23 @@ fn measure_message(msg: &Bound<'_, PyAny>, group: usize, row: usize) -> PyResult
             }
             Some("image") => m.tokens += IMAGE_TOKENS,
             Some("tool_call") => {
-                let args = match bd.get_item("arguments")? {
+                let args = match bd.get_item(intern!(bd.py(), "arguments"))? {
                     Some(a) => json_len(&a)?.chars,
                     None => 0,
                 };
-                m.tokens += ceil4(text_chars(bd.get_item("name")?)? + args);
+                m.tokens += ceil4(text_chars(bd.get_item(intern!(bd.py(), "name"))?)? + args);
             }
             Some("tool_result") => {
                 let name = string_field(bd, "name")?;
                 let id = string_field(bd, "toolCallId")?;
                 let name_chars = name.chars().count() as u64;
-                let payload = match bd.get_item("result")? {
+                let payload = match bd.get_item(intern!(bd.py(), "result"))? {
                     Some(r) => json_len(&r)?,
                     None => SizeSink { chars: 4, bytes: 4 },
                 };
                 let payload_tokens = ceil4(name_chars + payload.chars);
                 m.tokens += payload_tokens;
-                let is_error = match bd.get_item("isError")? {
+                let is_error = match bd.get_item(intern!(bd.py(), "isError"))? {
                     Some(e) => e.is_truthy()?,
                     None => false,
                 };
@@ -237,7 +238,7 @@ fn measure_message(msg: &Bound<'_, PyAny>, group: usize, row: usize) -> PyResult
                     stub_var_bytes: nb + ib,
                     fixed_protected: is_error
                         || message_approval
-                        || has_approval(bd.get_item("metadata")?)?,
+                        || has_approval(bd.get_item(intern!(bd.py(), "metadata"))?)?,
                     name,
                     id,
                 });
@@ -252,12 +253,12 @@ fn measure_message(msg: &Bound<'_, PyAny>, group: usize, row: usize) -> PyResult
 /// tool-call id, else a digest of its first thinking block's signature (or text).
 fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
     let d = msg.cast::<PyDict>()?;
-    if let Some(id) = d.get_item("id")? {
+    if let Some(id) = d.get_item(intern!(d.py(), "id"))? {
         if let Ok(s) = id.cast::<PyString>() {
             return Ok(s.to_string_lossy().into_owned());
         }
     }
-    if let Some(content) = d.get_item("content")? {
+    if let Some(content) = d.get_item(intern!(d.py(), "content"))? {
         if let Ok(list) = content.cast::<PyList>() {
             // A turn's tool-call ids are unique where thinking text may repeat.
             for block in list.iter() {
@@ -273,7 +274,7 @@ fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
                     })
                     .unwrap_or(false);
                 if is_call {
-                    if let Some(id) = bd.get_item("id")? {
+                    if let Some(id) = bd.get_item(intern!(bd.py(), "id"))? {
                         if let Ok(s) = id.cast::<PyString>() {
                             if s.len()? > 0 {
                                 return Ok(format!("call:{}", s.to_string_lossy()));
@@ -297,7 +298,7 @@ fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
                 if !is_thinking {
                     continue;
                 }
-                let source = match bd.get_item("signature")? {
+                let source = match bd.get_item(intern!(bd.py(), "signature"))? {
                     Some(s) if s.is_truthy()? => s,
                     _ => bd
                         .get_item("text")?
@@ -371,7 +372,7 @@ impl AttentionMeasureCache {
 
 fn content_identity(msg: &Bound<'_, PyAny>) -> (usize, isize) {
     if let Ok(d) = msg.cast::<PyDict>() {
-        if let Ok(Some(c)) = d.get_item("content") {
+        if let Ok(Some(c)) = d.get_item(intern!(d.py(), "content")) {
             let len = c.cast::<PyList>().map(|l| l.len() as isize).unwrap_or(-1);
             return (c.as_ptr() as usize, len);
         }

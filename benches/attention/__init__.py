@@ -1,0 +1,1 @@
+"""The attention-compiler benchmark: ``python -m benches.attention``."""
