@@ -87,3 +87,35 @@ async def test_sessions_of_one_agent_share_its_default_store() -> None:
     assert first.store is agent.create_session("two").store
     with pytest.raises(ConfigError, match="session id must be a non-empty string"):
         agent.create_session(" ")
+
+
+async def test_add_label_validates_and_writes_nothing_on_error() -> None:
+    from prism.branching import labels
+
+    session = make_agent([reply("a1")]).create_session()
+    await session.run("q1")
+    with pytest.raises(ConfigError, match="label must be a non-empty string"):
+        await session.add_label("")
+    with pytest.raises(UnknownNameError, match="unknown session entry id 'ghost'"):
+        await session.add_label("x", target_id="ghost")
+    assert len(await session.entries()) == 2
+    target = session.leaf_id
+    entry = await session.add_label("good answer")
+    assert entry["parentId"] == target and session.leaf_id == entry["id"]
+    assert labels(await session.entries()) == {target: "good answer"}
+    assert len(await session.messages()) == 2  # labels are not provider messages
+
+
+async def test_session_start_and_shutdown_middleware() -> None:
+    from prism.middleware import create_middleware_registry
+
+    seen: list[tuple[str, str]] = []
+    middleware = create_middleware_registry()
+    middleware.use("session_start", lambda v, n: seen.append(("start", v["sessionId"])) or v)
+    middleware.use("session_shutdown", lambda v, n: seen.append(("stop", v["sessionId"])) or v)
+    session = make_agent([reply("a1")], middleware=middleware).create_session("s1")
+    await session.run("q")
+    await session.state()
+    await session.close()
+    await session.close()
+    assert seen == [("start", "s1"), ("stop", "s1")]

@@ -115,6 +115,18 @@ class AgentSession:
                 await middleware.run("session_start", {"sessionId": self._id})
         return self
 
+    async def close(self) -> None:
+        """Run ``session_shutdown`` middleware (once, if the session was loaded).
+        Refused while a run is active; the session can be loaded again later."""
+        if self._running:
+            raise SessionBusyError(BUSY_MESSAGE)
+        if not self._loaded:
+            return
+        self._loaded = False
+        middleware = self.agent.config.middleware
+        if middleware is not None and middleware.has("session_shutdown"):
+            await middleware.run("session_shutdown", {"sessionId": self._id})
+
     def _append_lock(self) -> anyio.Lock:
         if self._lock is None:
             self._lock = anyio.Lock()
