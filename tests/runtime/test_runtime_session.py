@@ -512,3 +512,29 @@ async def test_stream_with_bad_input_raises_and_writes_nothing() -> None:
             pass
     assert not session.is_running
     assert await session.entries() == []
+
+
+class _IteratorProvider:
+    """A provider whose generate returns a plain async iterator (no aclose)."""
+
+    name = "plain"
+
+    def generate(self, request: Any) -> Any:
+        events = iter([provider_text_delta("plain"), provider_done()])
+
+        class _It:
+            def __aiter__(self) -> Any:
+                return self
+
+            async def __anext__(self) -> Any:
+                try:
+                    return next(events)
+                except StopIteration:
+                    raise StopAsyncIteration from None
+
+        return _It()
+
+
+async def test_provider_returning_a_plain_async_iterator() -> None:
+    session = make_agent(None, provider=_IteratorProvider()).create_session()
+    assert (await session.run("hi")).text == "plain"

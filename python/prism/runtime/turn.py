@@ -8,7 +8,7 @@ so attention compilation and other request shaping plug in here.
 from __future__ import annotations
 
 import uuid
-from contextlib import aclosing
+from contextlib import aclosing, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -154,7 +154,10 @@ async def stream_turn(
     provider = session.agent.config.provider
     try:
         stream = provider.generate(request)
-        async with aclosing(stream):
+        # Async generators are closed deterministically when we stop early;
+        # plain async iterators (no aclose) are simply dropped.
+        closer = aclosing(stream) if hasattr(stream, "aclose") else nullcontext()
+        async with closer:
             async for event in stream:
                 kind = event.get("type")
                 if kind == "content_delta":
