@@ -16,15 +16,17 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["--help", "-h"]},
+)
+
+
+@app.command(
     help=(
         "Run a Prism agent session from the terminal. print mode writes the "
         "assistant's text, json mode one event envelope per line, rpc mode "
         "speaks LF-delimited JSON on stdin/stdout. See docs/cli.md."
     ),
+    epilog="Also: prism bench attention [--runs N] [--seed N] [--out DIR] (source checkout).",
 )
-
-
-@app.command()
 def run(
     prompt: Annotated[
         str | None,

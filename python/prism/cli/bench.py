@@ -1,11 +1,50 @@
-"""``prism bench attention``: run the attention benchmark (benches/attention)."""
+"""``prism bench attention [ARGS...]``: run the attention benchmark.
+
+The benchmark lives in the source tree (``benches/attention``, run as
+``python -m benches.attention``), not in the installed package, so this
+subcommand works from a source checkout (an editable install) and says so
+otherwise. ARGS are passed through unchanged (``--runs``, ``--seed``,
+``--out``; see ``prism bench attention --help``).
+"""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+BENCHMARKS = {"attention": "benches.attention"}
+USAGE = "usage: prism bench attention [--runs N] [--seed N] [--out DIR]"
+
+
+def source_root() -> Path | None:
+    """The checkout this package was installed from, if it has benches/."""
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "benches" / "attention" / "__main__.py").is_file():
+            return parent
+    return None
+
+
+def _error(message: str) -> int:
+    sys.stderr.write(f"prism: error: {message}\n")
+    return 2
 
 
 def bench_main(args: Sequence[str]) -> int:
-    sys.stderr.write("prism: error: bench is not available yet\n")
-    return 2
+    if not args or args[0] in ("-h", "--help"):
+        if args:
+            sys.stdout.write(USAGE + "\n")
+            return 0
+        return _error(f"bench needs a benchmark name ({', '.join(BENCHMARKS)})")
+    name, rest = args[0], list(args[1:])
+    module = BENCHMARKS.get(name)
+    if module is None:
+        return _error(f"unknown benchmark {name!r} (choose from {', '.join(BENCHMARKS)})")
+    root = source_root()
+    if root is None:
+        return _error("prism bench runs from a source checkout: benches/attention was not found")
+    # A child interpreter keeps the benchmark's imports (matplotlib, rich)
+    # and its working directory out of this process.
+    completed = subprocess.run([sys.executable, "-m", module, *rest], cwd=root, check=False)
+    return completed.returncode

@@ -1,0 +1,33 @@
+"""``prism bench attention``: a thin launcher for benches/attention."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [([], "needs a benchmark name"), (["speed"], "unknown benchmark 'speed'")],
+)
+def test_bench_usage_errors(prism_run: Any, args: list[str], fragment: str) -> None:
+    result = prism_run("bench", *args)
+    assert result.returncode == 2
+    err = result.stderr.decode()
+    assert err.count("\n") == 1 and fragment in err
+
+
+@pytest.mark.skipif(
+    not (ROOT / "benches" / "attention" / "__main__.py").is_file(),
+    reason="benches/attention is not in this checkout",
+)
+def test_bench_attention_runs_the_benchmark(prism_run: Any, tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    result = prism_run("bench", "attention", "--runs", "2", "--out", str(out))
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    assert isinstance(json.loads((out / "attention.json").read_text()), dict)
