@@ -266,3 +266,45 @@ async def test_foreign_newline_closing_a_torn_line_is_not_doubled(tmp_path: Path
     assert [e["line"] for e in store.parse_errors] == [1]
     await store.list("s1")
     assert [e["line"] for e in store.parse_errors] == [1, 3]
+
+
+async def test_cancelled_append_still_lands_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import anyio
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    path = tmp_path / "s.jsonl"
+    store = create_jsonl_session_store(path)
+    await store.append(summary(1))  # type: ignore[arg-type]
+    in_write = anyio.Event()
+    release = threading.Event()
+    real_write = os.write
+
+    def slow_write(fd: int, data: bytes) -> int:
+        anyio.from_thread.run_sync(in_write.set)
+        release.wait(timeout=30)
+        return real_write(fd, data)
+
+    monkeypatch.setattr(jsonl_module.os, "write", slow_write)
+    finished = False
+    with anyio.CancelScope() as scope:
+
+        async def cancel_when_writing() -> None:
+            await in_write.wait()
+            scope.cancel()
+            release.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_when_writing)
+            await store.append_many([summary(2), summary(3)])  # type: ignore[list-item]
+            await anyio.lowlevel.checkpoint()  # the pending cancellation lands here
+            finished = True
+    assert scope.cancelled_caught and not finished
+    monkeypatch.undo()
+    entries, errors = await read_jsonl_session_entries(path)
+    assert ([e["id"] for e in entries], errors) == (["e1", "e2", "e3"], [])
+    assert [e["id"] for e in await store.list("s1")] == ["e1", "e2", "e3"]
