@@ -86,9 +86,10 @@ class JsonlSessionStore:
 
     @property
     def parse_errors(self) -> builtins.list[SessionEntryParseError]:
-        """Lines the index has quarantined so far (line numbers are 1-based)."""
-        with self._lock:
-            return list(self._errors)
+        """Lines the index has quarantined so far (line numbers are 1-based).
+        Lock-free on purpose: a property must not block the event loop, and
+        copying a list the index only ever extends or replaces is safe."""
+        return list(self._errors)
 
     # --- internals --------------------------------------------------------
 
