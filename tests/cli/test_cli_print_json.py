@@ -144,3 +144,13 @@ def test_system_context_and_recorded_flags_are_accepted(prism_run: Any, mode: st
     # recorded only: the resource is not fetched, the extension not imported
     assert result.returncode == 0, result.stderr
     assert b"Mock reply to: hi (turn 1)" in result.stdout or mode == "json"
+
+
+def test_compact_flag_auto_compacts_a_persisted_session(prism_run: Any, prism_home: Path) -> None:
+    for n in range(3):
+        result = prism_run("--session", "long", "--compact", "2", "-p", f"message {n}")
+        assert result.returncode == 0, result.stderr
+    entries = [
+        json.loads(line) for line in (prism_home / "sessions.jsonl").read_bytes().splitlines()
+    ]
+    assert any(e["kind"] == "compaction" for e in entries)

@@ -202,3 +202,14 @@ def test_fuzzed_malformed_lines_get_exactly_one_refusal(shared_rpc: Any, line: b
     assert shared_rpc.proc.poll() is None
     assert state["result"]["entryCount"] == 0  # nothing executed
     assert state["result"]["activeRuns"] == []
+
+
+def test_an_oversized_line_is_refused_and_skipped(rpc: Any) -> None:
+    client = rpc()
+    client.send_raw(b'{"id":"big","pad":"' + b"x" * (16 * 1024 * 1024) + b'"}\n')
+    client.send({"id": "next", "command": "state"})
+    before, state = client.until_response("next")
+    assert len(before) == 1
+    assert before[0]["id"] is None and before[0]["ok"] is False
+    assert "exceeds" in before[0]["error"]["message"]
+    assert state["ok"] is True
