@@ -238,3 +238,12 @@ async def test_concurrent_appends_in_one_process(store: SessionStore) -> None:
     for w in range(4):  # each writer's own appends keep their order
         mine = [x for x in got if int(x[1:]) // 1000 == w]
         assert mine == [f"e{w * 1000 + i}" for i in range(25)]
+
+
+async def test_append_many_takes_any_iterable_but_not_a_single_entry(store: SessionStore) -> None:
+    await store.append_many(entry(i) for i in range(3))  # type: ignore[arg-type]
+    assert await ids(store) == ["e0", "e1", "e2"]
+    for bad in (entry(5), "e5", 5):
+        with pytest.raises(StoreError, match="append_many expects a sequence of session entries"):
+            await store.append_many(bad)  # type: ignore[arg-type]
+    assert await ids(store) == ["e0", "e1", "e2"]

@@ -11,7 +11,7 @@ implementation of the shape rules (the native one).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
 from prism.contracts import SessionEntry, SessionEntryParseError
@@ -61,8 +61,9 @@ def encode_batch(entries: Sequence[object]) -> tuple[list[bytes], list[SessionEn
     a caller cannot mutate afterwards, identical to what a reader will see.
     Raises StoreError / DuplicateEntryError before anything is written.
     """
-    if isinstance(entries, (str, bytes, dict)):
+    if isinstance(entries, (str, bytes, dict)) or not isinstance(entries, Iterable):
         raise StoreError("append_many expects a sequence of session entries")
+    entries = list(entries)  # a generator is read once
     lines = [encode_line(entry) for entry in entries]
     seen: set[str] = set()
     for entry in entries:

@@ -67,13 +67,11 @@ class JsonlSessionStore:
         await self.append_many([entry])
 
     async def append_many(self, entries: Sequence[SessionEntry]) -> None:
-        lines, parsed = encode_batch(entries)
-        if not lines:
-            return
-        payload = b"".join(line + b"\n" for line in lines)
-        # Not abandoned on cancellation: once in the thread, the append runs
-        # to completion (all or nothing) and the cancellation lands after it.
-        await anyio.to_thread.run_sync(self._append_blocking, payload, parsed)
+        # Encoding and validation run in the worker too (a multi-MB tool
+        # result must not stall the loop). Not abandoned on cancellation: once
+        # in the thread, the append runs to completion (all or nothing) and
+        # the cancellation lands at the caller's next checkpoint.
+        await anyio.to_thread.run_sync(self._append_blocking, entries)
 
     async def list(self, session_id: str) -> builtins.list[SessionEntry]:
         return await self._read(lambda: list(self._by_session.get(session_id, ())))
@@ -182,7 +180,11 @@ class JsonlSessionStore:
             else:
                 session.append(entry)
 
-    def _append_blocking(self, payload: bytes, parsed: builtins.list[SessionEntry]) -> None:
+    def _append_blocking(self, entries: Sequence[SessionEntry]) -> None:
+        lines, parsed = encode_batch(entries)
+        if not lines:
+            return
+        payload = b"".join(line + b"\n" for line in lines)
         if self.create_directory and self._file_id is None:
             parent = os.path.dirname(self.path)
             if parent:

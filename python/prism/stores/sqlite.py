@@ -73,6 +73,11 @@ class SqliteSessionStore:
         await self.append_many([entry])
 
     async def append_many(self, entries: Sequence[SessionEntry]) -> None:
+        await anyio.to_thread.run_sync(self._append_blocking, entries)
+
+    def _append_blocking(self, entries: Sequence[SessionEntry]) -> None:
+        # Encoded in the worker thread (a multi-MB entry must not stall the
+        # loop), before taking the connection lock.
         lines, parsed = encode_batch(entries)
         if not lines:
             return
@@ -80,7 +85,7 @@ class SqliteSessionStore:
             (entry["id"], entry["sessionId"], line.decode("utf-8"))
             for entry, line in zip(parsed, lines, strict=True)
         ]
-        await self._run(self._insert, rows)
+        self._locked(self._insert, rows)
 
     async def list(self, session_id: str) -> builtins.list[SessionEntry]:
         def query(conn: sqlite3.Connection) -> builtins.list[SessionEntry]:
