@@ -159,14 +159,6 @@ async def test_no_canary_leaks_across_retry_tools_and_compaction(
         assert CANARY_KEY not in json.dumps(body)
 
 
-@pytest.mark.xfail(
-    reason=(
-        "runtime turn assembly counts a call streamed as tool_call_delta fragments and "
-        "its closing complete tool_call event as two calls (prism/runtime/turn.py); the "
-        "adapter emits both, as the provider contract describes"
-    ),
-    strict=False,
-)
 async def test_a_streamed_tool_call_runs_once() -> None:
     server = ScriptedServer()
     server.responses.pop(0)  # no rate limit this time

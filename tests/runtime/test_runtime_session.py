@@ -220,6 +220,27 @@ async def test_streamed_tool_call_deltas_are_joined_by_index() -> None:
     ]
 
 
+async def test_streamed_call_closed_by_its_complete_form_runs_once() -> None:
+    agent = make_agent(
+        [
+            [
+                provider_tool_call_delta(0, id="c1", name="echo", arguments_delta='{"a":'),
+                provider_tool_call_delta(0, arguments_delta=" 1}"),
+                provider_tool_call("c1", "echo", {"a": 1}),
+                provider_done(),
+            ],
+            FINAL,
+        ]
+    )
+    session = agent.create_session()
+    events = record(session)
+    await session.run("go")
+    assert kinds(events).count("tool_call:echo") == 1
+    assert kinds(events).count("tool_result:echo") == 1
+    assistant = next(m for m in await session.messages() if m["role"] == "assistant")
+    assert [b["type"] for b in assistant["content"]] == ["tool_call"]
+
+
 async def test_invalid_streamed_arguments_become_an_error_result_not_a_call() -> None:
     executed: list[Any] = []
     agent = make_agent(

@@ -197,10 +197,17 @@ async def stream_turn(
                 elif kind == "tool_call":
                     start()
                     complete = event["toolCall"]
-                    slot = _CallSlot()
+                    # A provider may stream a call as deltas and then close it
+                    # with the complete call; the complete form wins, once.
+                    slot = next(
+                        (s for s in slots if s.id is not None and s.id == complete["id"]),
+                        None,
+                    )
+                    if slot is None:
+                        slot = _CallSlot()
+                        slots.append(slot)
                     slot.id, slot.name, slot.complete = complete["id"], complete["name"], True
                     slot.arguments = dict(complete.get("arguments") or {})
-                    slots.append(slot)
                 elif kind == "usage":
                     usage.update(event.get("usage") or {})
                 elif kind == "done":
