@@ -94,3 +94,21 @@ async def test_jsonl_path_is_a_directory(tmp_path: Path) -> None:
         await store.list("s1")
     with pytest.raises(StoreError, match="cannot append to session file"):
         await store.append(summary(1))  # type: ignore[arg-type]
+
+
+async def test_hand_edited_row_cannot_impersonate_another_entry(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    async with create_sqlite_session_store(path) as store:
+        await store.append_many([summary(1), summary(2)])  # type: ignore[list-item]
+    other = '{"id":"zz","sessionId":"other","parentId":null,"kind":"summary","summary":"x"}'
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE prism_entries SET entry = ? WHERE id = 'e1'", (other,))
+    conn.execute(
+        "UPDATE prism_entries SET entry = entry || char(10) || ? WHERE id = 'e2'", (other,)
+    )
+    conn.commit()
+    conn.close()
+    async with create_sqlite_session_store(path) as store:
+        assert await store.get("e1") is None
+        assert await store.get("e2") is None
+        assert [e["id"] for e in await store.list("s1")] == ["e2"]

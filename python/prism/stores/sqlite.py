@@ -92,7 +92,8 @@ class SqliteSessionStore:
             rows = conn.execute(
                 "SELECT entry FROM prism_entries WHERE session_id = ? ORDER BY seq", (session_id,)
             ).fetchall()
-            return _decode([row[0] for row in rows])
+            # A hand-edited row could hold anything: trust only matching entries.
+            return [e for e in _decode([row[0] for row in rows]) if e["sessionId"] == session_id]
 
         return await self._run(query)
 
@@ -104,7 +105,7 @@ class SqliteSessionStore:
             if row is None:
                 return None
             decoded = _decode([row[0]])
-            return decoded[0] if decoded else None
+            return decoded[0] if len(decoded) == 1 and decoded[0]["id"] == entry_id else None
 
         return await self._run(query)
 
