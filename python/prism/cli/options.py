@@ -96,8 +96,8 @@ def load_config(path: str) -> dict[str, Any]:
 
     try:
         return read_cli_config(path)
-    except Exception as exc:  # the reason never includes file contents
-        raise UsageProblem(f"--config {path}: {exc}") from None
+    except ValueError as exc:  # names path and reason, never the contents
+        raise UsageProblem(f"--config: {exc}") from None
 
 
 def build_options(
