@@ -61,6 +61,22 @@ fn to_py<'a, 'py>(v: &JVal<'a>, keys: &mut Keys<'a, 'py>) -> PyResult<Bound<'py,
     })
 }
 
+struct GcPause(bool);
+
+impl GcPause {
+    fn new() -> Self {
+        Self(unsafe { pyo3::ffi::PyGC_Disable() } == 1)
+    }
+}
+
+impl Drop for GcPause {
+    fn drop(&mut self) {
+        if self.0 {
+            unsafe { pyo3::ffi::PyGC_Enable() };
+        }
+    }
+}
+
 type Parsed<'py> = (Bound<'py, PyList>, Bound<'py, PyList>);
 
 fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parsed<'py>> {
@@ -71,6 +87,11 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
         .map_or(1, |n| n.get())
         .min(4);
     let lines: Vec<Line<'_>> = py.detach(|| split_lines(data, first_line));
+    // The objects built here are acyclic and all reachable from the result, so
+    // collections triggered while building them find nothing; on a 100k-entry
+    // file they repeat full passes over the growing heap. Pause the collector
+    // and restore its previous state.
+    let _gc = GcPause::new();
     let entries = PyList::empty(py);
     let errors = PyList::empty(py);
     let mut keys = Keys {

@@ -14,16 +14,31 @@ pub fn ceil4(chars: usize) -> usize {
     chars.div_ceil(4)
 }
 
-fn field<'py>(d: &Bound<'py, PyDict>, key: &str) -> WalkResult<Bound<'py, PyAny>> {
-    match d.get_item(key) {
+/// Looks up a field by an interned key: no str is built per lookup.
+macro_rules! field {
+    ($d:expr, $key:literal) => {
+        field($d, pyo3::intern!($d.py(), $key), $key)
+    };
+}
+
+fn field<'py>(
+    d: &Bound<'py, PyDict>,
+    k: &Bound<'py, PyString>,
+    key: &str,
+) -> WalkResult<Bound<'py, PyAny>> {
+    match d.get_item(k) {
         Ok(Some(v)) => Ok(v),
         Ok(None) => Err(WalkError::type_err(format!("missing field '{key}'"))),
         Err(e) => Err(WalkError::from_py(d.py(), e)),
     }
 }
 
-fn str_field(d: &Bound<'_, PyDict>, key: &str) -> WalkResult<usize> {
-    let v = field(d, key)?;
+fn str_field<'py>(
+    d: &Bound<'py, PyDict>,
+    k: &Bound<'py, PyString>,
+    key: &str,
+) -> WalkResult<usize> {
+    let v = field(d, k, key)?;
     match v.cast::<PyString>() {
         Ok(s) => Ok(code_points(s)),
         Err(_) => Err(WalkError::type_err(format!(
@@ -44,20 +59,20 @@ fn as_dict<'a, 'py>(obj: &'a Bound<'py, PyAny>, what: &str) -> WalkResult<&'a Bo
 /// replacing one block changes the total by exactly that block's delta).
 pub fn block_tokens(block: &Bound<'_, PyAny>) -> WalkResult<usize> {
     let d = as_dict(block, "content block")?;
-    let ty = field(d, "type")?;
+    let ty = field!(d, "type")?;
     let ty = ty
         .cast::<PyString>()
         .map_err(|_| WalkError::type_err("field 'type' must be a str").in_field("type"))?;
     let chars = match ty.to_str().unwrap_or("") {
-        "text" | "thinking" => str_field(d, "text")?,
+        "text" | "thinking" => str_field(d, pyo3::intern!(d.py(), "text"), "text")?,
         "image" => return Ok(IMAGE_TOKENS),
         "tool_call" => {
-            str_field(d, "name")?
-                + json_len(&field(d, "arguments")?).map_err(|e| e.in_field("arguments"))?
+            str_field(d, pyo3::intern!(d.py(), "name"), "name")?
+                + json_len(&field!(d, "arguments")?).map_err(|e| e.in_field("arguments"))?
         }
         "tool_result" => {
-            str_field(d, "name")?
-                + json_len(&field(d, "result")?).map_err(|e| e.in_field("result"))?
+            str_field(d, pyo3::intern!(d.py(), "name"), "name")?
+                + json_len(&field!(d, "result")?).map_err(|e| e.in_field("result"))?
         }
         // Unknown block types cost their whole JSON form.
         _ => json_len(block)?,
@@ -67,7 +82,7 @@ pub fn block_tokens(block: &Bound<'_, PyAny>) -> WalkResult<usize> {
 
 pub fn message_tokens(message: &Bound<'_, PyAny>) -> WalkResult<usize> {
     let d = as_dict(message, "message")?;
-    let content = field(d, "content")?;
+    let content = field!(d, "content")?;
     let mut total = MESSAGE_OVERHEAD_TOKENS;
     let add = |total: &mut usize, i: usize, b: Bound<'_, PyAny>| -> WalkResult<()> {
         *total += block_tokens(&b).map_err(|e| e.in_index(i).in_field("content"))?;
@@ -93,13 +108,17 @@ pub fn message_tokens(message: &Bound<'_, PyAny>) -> WalkResult<usize> {
 
 pub fn entry_tokens(entry: &Bound<'_, PyAny>) -> WalkResult<usize> {
     let d = as_dict(entry, "entry")?;
-    let kind = field(d, "kind")?;
+    let kind = field!(d, "kind")?;
     let kind = kind
         .cast::<PyString>()
         .map_err(|_| WalkError::type_err("field 'kind' must be a str").in_field("kind"))?;
     match kind.to_str().unwrap_or("") {
-        "message" => message_tokens(&field(d, "message")?).map_err(|e| e.in_field("message")),
-        "summary" | "compaction" => Ok(ceil4(str_field(d, "summary")?) + MESSAGE_OVERHEAD_TOKENS),
+        "message" => message_tokens(&field!(d, "message")?).map_err(|e| e.in_field("message")),
+        "summary" | "compaction" => Ok(ceil4(str_field(
+            d,
+            pyo3::intern!(d.py(), "summary"),
+            "summary",
+        )?) + MESSAGE_OVERHEAD_TOKENS),
         "model_change" | "custom" | "label" => Ok(MESSAGE_OVERHEAD_TOKENS),
         other => {
             let shown: String = other.chars().take(40).collect();

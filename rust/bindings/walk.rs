@@ -142,34 +142,62 @@ pub fn surrogate_bytes<'py>(
 pub trait Sink {
     fn punct(&mut self, b: &'static [u8]);
     fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()>;
+    /// A dict key; sinks may cache per key object (keys repeat across rows).
+    fn key(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
+        self.string(s)
+    }
     fn int(&mut self, v: i64);
     fn digits(&mut self, d: &str);
     fn float(&mut self, repr: &str);
 }
 
+const KEY_SLOTS: usize = 64;
+
 /// Counts code points of the compact JSON form.
-#[derive(Default)]
 pub struct LenSink {
     pub total: usize,
+    /// Literal lengths of recently seen key objects, by address. Keys are
+    /// shared objects (interned literals, parser key caches), so rows of
+    /// `{"path":..,"size":..}` measure each key once. Sound because every key
+    /// seen stays referenced by its dict for the whole walk while the GIL is
+    /// held; the table is cleared whenever the GIL is released.
+    keys: [(usize, usize); KEY_SLOTS],
+}
+
+impl Default for LenSink {
+    fn default() -> Self {
+        Self {
+            total: 0,
+            keys: [(0, 0); KEY_SLOTS],
+        }
+    }
+}
+
+/// Literal length of `s` and whether the GIL was released to scan it.
+pub fn string_len_detached(s: &Bound<'_, PyString>) -> WalkResult<(usize, bool)> {
+    let cp = code_points(s);
+    let (extra, detached) = match s.to_str() {
+        Ok(text) => scan(s, text.as_bytes()),
+        Err(_) => {
+            let b = surrogate_bytes(s).map_err(|e| WalkError::from_py(s.py(), e))?;
+            scan(s, b.as_bytes())
+        }
+    };
+    Ok((cp + 2 + extra, detached))
 }
 
 pub fn string_len(s: &Bound<'_, PyString>) -> WalkResult<usize> {
-    let cp = code_points(s);
-    let extra = match s.to_str() {
-        Ok(text) => scan(s.py(), text.as_bytes()),
-        Err(_) => {
-            let b = surrogate_bytes(s).map_err(|e| WalkError::from_py(s.py(), e))?;
-            scan(s.py(), b.as_bytes())
-        }
-    };
-    Ok(cp + 2 + extra)
+    Ok(string_len_detached(s)?.0)
 }
 
-fn scan(py: Python<'_>, bytes: &[u8]) -> usize {
+fn scan(owner: &Bound<'_, PyString>, bytes: &[u8]) -> (usize, bool) {
     if bytes.len() >= DETACH_BYTES {
-        py.detach(|| escaped_extra(bytes))
+        // `owner` may be only borrowed from its container; hold it while
+        // other threads run, so `bytes` (its UTF-8 buffer) stays valid.
+        let _keep = owner.clone();
+        (owner.py().detach(|| escaped_extra(bytes)), true)
     } else {
-        escaped_extra(bytes)
+        (escaped_extra(bytes), false)
     }
 }
 
@@ -182,7 +210,29 @@ impl Sink for LenSink {
     }
     #[inline]
     fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
-        self.total += string_len(s)?;
+        let (len, detached) = string_len_detached(s)?;
+        if detached {
+            self.keys = [(0, 0); KEY_SLOTS];
+        }
+        self.total += len;
+        Ok(())
+    }
+    #[inline]
+    fn key(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
+        let addr = s.as_ptr() as usize;
+        let slot = (addr >> 4) % KEY_SLOTS;
+        let (cached, len) = self.keys[slot];
+        if cached == addr {
+            self.total += len;
+            return Ok(());
+        }
+        let (len, detached) = string_len_detached(s)?;
+        if detached {
+            self.keys = [(0, 0); KEY_SLOTS];
+        } else {
+            self.keys[slot] = (addr, len);
+        }
+        self.total += len;
         Ok(())
     }
     #[inline]
@@ -213,6 +263,8 @@ impl Sink for HashSink {
             .map_err(|_| WalkError::value_err("str with a lone surrogate has no UTF-8 encoding"))?;
         let bytes = text.as_bytes();
         if bytes.len() >= DETACH_BYTES {
+            // Hold the str while other threads run (see `scan`).
+            let _keep = s.clone();
             let hasher = &mut self.hasher;
             s.py().detach(|| hasher.string(bytes));
         } else {
@@ -293,19 +345,33 @@ fn walk_dict<S: Sink>(d: &Bound<'_, PyDict>, depth: usize, sink: &mut S) -> Walk
     if depth > MAX_DEPTH {
         return Err(too_deep());
     }
+    // A strong reference keeps the dict alive even if a detached scan below
+    // lets another thread drop it from its parent; values are borrowed (the
+    // sinks take their own reference before releasing the GIL), keys are
+    // owned because error paths read them after the value was walked.
+    let d = d.clone();
+    let py = d.py();
     sink.punct(b"{");
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut kp: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut vp: *mut ffi::PyObject = std::ptr::null_mut();
     let mut first = true;
-    for (k, v) in d.iter() {
+    while unsafe { ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut kp, &mut vp) } != 0 {
+        let k = unsafe { Bound::from_borrowed_ptr(py, kp) };
+        let v = unsafe { Borrowed::from_ptr(py, vp) };
         if !first {
             sink.punct(b",");
         }
         first = false;
-        let key = k.cast::<PyString>().map_err(|_| {
-            // json.dumps would coerce int/float/bool/None keys; Prism's wire
-            // shapes only have str keys, so a non-str key is a caller bug.
-            WalkError::type_err(format!("keys must be str, not {}", type_name(&k)))
-        })?;
-        sink.string(key).map_err(|e| e.in_key(&k))?;
+        let key = k
+            .cast_exact::<PyString>()
+            .or_else(|_| k.cast::<PyString>())
+            .map_err(|_| {
+                // json.dumps would coerce int/float/bool/None keys; Prism's wire
+                // shapes only have str keys, so a non-str key is a caller bug.
+                WalkError::type_err(format!("keys must be str, not {}", type_name(&k)))
+            })?;
+        sink.key(key).map_err(|e| e.in_key(&k))?;
         sink.punct(b":");
         walk(&v, depth, sink).map_err(|e| e.in_key(&k))?;
     }
