@@ -267,3 +267,20 @@ def test_steer_sent_with_the_prompt_reaches_the_first_turn(rpc: Any) -> None:
     assert final["result"]["text"] == REPLY.format("two", 2)
     bad = client.request({"id": "b", "command": "steer", "params": {"input": 5}})
     assert bad["ok"] is False
+
+
+def test_a_real_preset_is_wired_from_its_env_var_without_leaking_it(
+    rpc: Any, cli_env: dict[str, str]
+) -> None:
+    # No prompt is sent, so no request leaves the machine; the preset's
+    # provider and default model are built from OPENAI_API_KEY.
+    canary = "sk-canary-cli-0123456789abcdef"
+    cli_env["OPENAI_API_KEY"] = canary  # the rpc factory reads this same dict
+    client = rpc("--provider", "openai")
+    state = client.request({"id": 1, "command": "state"})
+    assert state["result"]["model"]["provider"] == "openai"
+    assert state["result"]["model"]["model"] == "gpt-4.1-mini"
+    code, _, stderr = client.close()
+    assert code == 0
+    assert all(canary.encode() not in raw for raw in client.raw)
+    assert canary.encode() not in stderr
