@@ -296,3 +296,30 @@ def test_read_errors(tmp_path: Path) -> None:
         native.parse_session_entries(b"", first_line=0)
     with pytest.raises(TypeError):
         native.parse_session_entries("text")  # type: ignore[arg-type]
+
+
+def test_nesting_limit_fits_every_estimable_value() -> None:
+    def entry_with_depth(total: int) -> bytes:
+        data: Any = 1
+        for _ in range(total - 1):  # the entry object itself is one level
+            data = [data]
+        return line({**BASE, "kind": "custom", "customType": "t", "data": data})
+
+    entries, errors = native.parse_session_entries(entry_with_depth(127))
+    assert len(entries) == 1 and errors == []
+    entries, errors = native.parse_session_entries(entry_with_depth(128))
+    assert entries == []
+    assert errors[0]["reason"].startswith("invalid JSON: recursion limit exceeded")
+    # A message whose tool arguments sit at MAX_DEPTH still round-trips.
+    args: Any = "x"
+    for _ in range(native.MAX_DEPTH):
+        args = {"k": args}
+    message = {
+        "role": "assistant",
+        "content": [{"type": "tool_call", "id": "1", "name": "f", "arguments": args}],
+    }
+    native.estimate_message_tokens(message)
+    entries, errors = native.parse_session_entries(
+        line({**BASE, "kind": "message", "message": message})
+    )
+    assert errors == [] and entries[0]["message"] == message
