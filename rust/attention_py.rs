@@ -317,8 +317,6 @@ fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
 
 struct CachedRow {
     obj: Py<PyAny>,
-    content: usize,
-    content_len: isize,
     measure: Arc<RowMeasure>,
 }
 
@@ -335,10 +333,10 @@ struct CacheInner {
     misses: u64,
 }
 
-/// Session-owned per-row estimates, keyed by object identity (the cache holds
-/// a reference, so an address cannot be reused) plus the content list's
-/// identity and length. History is append-only, so a turn whose history only
-/// grew measures only its new rows.
+/// Session-owned per-row estimates, keyed by position and object identity
+/// (the cache holds a reference, so an address cannot be reused). Session
+/// history is append-only and never edited in place, so a turn whose history
+/// only grew measures only its new rows; a replaced message is re-measured.
 #[pyclass(module = "prism._native", frozen)]
 pub struct AttentionMeasureCache {
     inner: Mutex<CacheInner>,
@@ -370,16 +368,6 @@ impl AttentionMeasureCache {
     }
 }
 
-fn content_identity(msg: &Bound<'_, PyAny>) -> (usize, isize) {
-    if let Ok(d) = msg.cast::<PyDict>() {
-        if let Ok(Some(c)) = d.get_item(intern!(d.py(), "content")) {
-            let len = c.cast::<PyList>().map(|l| l.len() as isize).unwrap_or(-1);
-            return (c.as_ptr() as usize, len);
-        }
-    }
-    (0, -1)
-}
-
 struct MeasuredRow<'py> {
     group: usize,
     row: usize,
@@ -389,61 +377,71 @@ struct MeasuredRow<'py> {
 
 fn measure_groups<'py>(
     groups: &[Bound<'py, PyAny>],
+    mutable: &[bool],
     extras: &[Bound<'py, PyAny>],
     cache: Option<&AttentionMeasureCache>,
 ) -> PyResult<(u64, Vec<MeasuredRow<'py>>)> {
     let mut guard = cache.map(|c| c.inner.lock().expect("cache lock"));
     let mut used = 0u64;
+    // Only rows the planner can touch are handed on.
     let mut rows = Vec::new();
     for (g, group) in groups.iter().enumerate() {
-        let mut fresh: Vec<CachedRow> = Vec::new();
-        for (r, msg) in group.try_iter()?.enumerate() {
-            let msg = msg?;
-            let mut measure = None;
-            let (content, content_len) = if guard.is_some() {
-                content_identity(&msg)
-            } else {
-                (0, -1)
-            };
-            if let Some(inner) = guard.as_mut() {
-                if let Some(prev) = inner.groups.get(g).and_then(|v| v.get(r)) {
-                    if msg.is(&prev.obj)
-                        && prev.content == content
-                        && prev.content_len == content_len
-                    {
-                        measure = Some(prev.measure.clone());
-                        inner.hits += 1;
-                    }
+        // The previous call's rows for this group: reused by position while
+        // the objects match, dropped from the first mismatch on.
+        let mut old: Vec<CachedRow> = match guard.as_mut() {
+            Some(inner) => {
+                if inner.groups.len() <= g {
+                    inner.groups.resize_with(g + 1, Vec::new);
                 }
-                if measure.is_none() {
-                    inner.misses += 1;
+                std::mem::take(&mut inner.groups[g])
+            }
+            None => Vec::new(),
+        };
+        let caching = guard.is_some();
+        let (mut hits, mut misses) = (0u64, 0u64);
+        let mut r = 0usize;
+        for msg in group.try_iter()? {
+            let msg = msg?;
+            let mut reused = false;
+            if r < old.len() {
+                let prev = &old[r];
+                // Identity alone: the cache holds a reference, so the id cannot
+                // be reused, and assembled messages are never edited in place.
+                reused = msg.is(&prev.obj);
+                if !reused {
+                    old.truncate(r);
                 }
             }
-            let measure = match measure {
-                Some(m) => m,
-                None => Arc::new(measure_message(&msg, g, r)?),
+            let measure = if reused {
+                hits += 1;
+                old[r].measure.clone()
+            } else {
+                let m = Arc::new(measure_message(&msg, g, r)?);
+                if caching {
+                    misses += 1;
+                    old.push(CachedRow {
+                        obj: msg.clone().unbind(),
+                        measure: m.clone(),
+                    });
+                }
+                m
             };
             used += measure.tokens;
-            if guard.is_some() {
-                fresh.push(CachedRow {
-                    obj: msg.clone().unbind(),
-                    content,
-                    content_len,
-                    measure: measure.clone(),
+            if mutable[g] && (measure.has_thinking || !measure.tools.is_empty()) {
+                rows.push(MeasuredRow {
+                    group: g,
+                    row: r,
+                    obj: msg,
+                    measure,
                 });
             }
-            rows.push(MeasuredRow {
-                group: g,
-                row: r,
-                obj: msg,
-                measure,
-            });
+            r += 1;
         }
         if let Some(inner) = guard.as_mut() {
-            if inner.groups.len() <= g {
-                inner.groups.resize_with(g + 1, Vec::new);
-            }
-            inner.groups[g] = fresh;
+            old.truncate(r);
+            inner.groups[g] = old;
+            inner.hits += hits;
+            inner.misses += misses;
         }
     }
     for (e, extra) in extras.iter().enumerate() {
@@ -581,7 +579,7 @@ fn attention_plan<'py>(
         ));
     }
     let cache_ref = cache.as_ref().map(|c| c.get());
-    let (used, rows) = measure_groups(&groups, &extras, cache_ref)?;
+    let (used, rows) = measure_groups(&groups, &mutable, &extras, cache_ref)?;
     let sticky_thinking = non_empty(sticky_thinking)?;
     let sticky_ids = non_empty(sticky_ids)?;
     let exclude: HashSet<&str> = exclude_tools.iter().map(String::as_str).collect();
@@ -590,7 +588,7 @@ fn attention_plan<'py>(
     let mut turns: Vec<ThinkingTurn> = Vec::new();
     let mut tool_refs: Vec<ToolRef<'_, 'py>> = Vec::new();
     let mut tools: Vec<ToolRow> = Vec::new();
-    for row in rows.iter().filter(|r| mutable[r.group]) {
+    for row in rows.iter() {
         let m = &row.measure;
         if m.has_thinking {
             let sticky = match &sticky_thinking {
@@ -618,7 +616,8 @@ fn attention_plan<'py>(
                 name_chars: t.name_chars,
                 stub_var_chars: t.stub_var_chars,
                 stub_var_bytes: t.stub_var_bytes,
-                protected: t.fixed_protected || exclude.contains(t.name.as_str()),
+                protected: t.fixed_protected
+                    || (!exclude.is_empty() && exclude.contains(t.name.as_str())),
                 sticky: contains(sticky_ids.as_ref(), &t.id)?,
             });
             tool_refs.push(ToolRef { row, tool: t });

@@ -287,13 +287,14 @@ def test_incremental_cache_reuses_rows() -> None:
     assert second.report.used == fresh > first.report.used
 
 
-def test_incremental_cache_detects_replaced_content() -> None:
+def test_incremental_cache_remeasures_replaced_messages() -> None:
     hist = history(3)
     c = compiler(10**9, incremental=True)
     frontier = create_attention_sticky_frontier()
     g = groups_of(hist)
     compile_attention(c, g, frontier=frontier)
-    hist[1]["content"] = [{"type": "text", "text": "short"}]  # a new content list
+    hist[1] = {"role": "tool", "content": [{"type": "text", "text": "short"}]}
+    hist.pop()  # and a shorter history
     again = compile_attention(c, g, frontier=frontier)
     assert again.report.used == compile_attention(compiler(10**9), g).report.used
 

@@ -35,9 +35,11 @@ class AttentionOutcome(NamedTuple):
 def create_attention_measure_cache() -> Any:
     """A session-owned cache of per-row estimates for ``incremental`` compilers.
 
-    Rows are keyed by object identity plus their content list's identity and
-    length (the cache keeps a reference, so an id cannot be reused); a turn
-    whose history only grew measures only its new rows.
+    Rows are keyed by position and object identity (the cache keeps a
+    reference, so an id cannot be reused): a turn whose history only grew
+    measures only its new rows, and a replaced message is measured again.
+    Messages must not be edited in place once assembled (session history
+    never is).
     """
     from prism import _native
 
