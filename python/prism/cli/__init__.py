@@ -7,6 +7,7 @@ return exit code 2; see docs/cli.md.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -42,13 +43,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageProblem as problem:
         return _usage_error(str(problem))
     except typer.Abort:
-        return _usage_error("aborted")
+        sys.stderr.write("prism: error: aborted\n")
+        return 1
     except typer.TyperException as exc:
         code = getattr(exc, "exit_code", 1)
         if code == USAGE_EXIT_CODE:
             return _usage_error(exc.format_message())
         sys.stderr.write(f"prism: error: {_one_line(exc.format_message())}\n")
         return int(code)
+    except Exception as exc:
+        # A bug, not a usage problem: still one line unless PRISM_DEBUG asks
+        # for the traceback.
+        if os.environ.get("PRISM_DEBUG"):
+            raise
+        sys.stderr.write(f"prism: internal error: {_one_line(f'{type(exc).__name__}: {exc}')}\n")
+        return 1
     # standalone_mode=False returns the Exit code (or None after --help).
     return int(result) if isinstance(result, int) else 0
 
