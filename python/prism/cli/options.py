@@ -68,14 +68,15 @@ def _non_empty(values: list[str] | None, flag: str) -> tuple[str, ...]:
     return out
 
 
-# Config keys the CLI honours; a flag given on the command line wins.
-_CONFIG_KEYS: dict[str, type | tuple[type, ...]] = {
-    "provider": str,
-    "model": str,
-    "system": str,
-    "context": str,
-    "maxToolRounds": int,
-    "compact": int,
+# Config keys the CLI honours (JSON type, as named in messages); a flag given
+# on the command line wins.
+_CONFIG_KEYS: dict[str, tuple[type, str]] = {
+    "provider": (str, "string"),
+    "model": (str, "string"),
+    "system": (str, "string"),
+    "context": (str, "string"),
+    "maxToolRounds": (int, "integer"),
+    "compact": (int, "integer"),
 }
 
 
@@ -83,10 +84,9 @@ def _config_value(config: dict[str, Any], key: str, path: str) -> Any:
     if key not in config:
         return None
     value = config[key]
-    expected = _CONFIG_KEYS[key]
+    expected, label = _CONFIG_KEYS[key]
     if isinstance(value, bool) or not isinstance(value, expected):
-        kind = expected.__name__ if isinstance(expected, type) else "value"
-        raise UsageProblem(f"--config {path}: key {key!r} must be a {kind}")
+        raise UsageProblem(f"--config {path}: key {key!r} must be a JSON {label}")
     return value
 
 
