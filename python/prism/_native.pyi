@@ -41,3 +41,29 @@ def parse_session_entries(
 def read_session_entries(
     path: str | os.PathLike[str],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]: ...
+
+# Attention pass (rust/attention*.rs) -----------------------------------------------
+@final
+class AttentionMeasureCache:
+    def __new__(cls) -> Self: ...
+    def stats(self) -> tuple[int, int]: ...
+    def clear(self) -> None: ...
+    def __len__(self) -> int: ...
+
+def attention_plan(
+    groups: list[Any],
+    mutable: list[bool],
+    extras: list[Any],
+    cap: int,
+    trigger_ratio: float,
+    target_ratio: float | None,
+    thinking_keep_turns: int,
+    keep_last: int,
+    exclude_tools: list[str],
+    sticky_thinking: Any = None,
+    sticky_ids: Any = None,
+    redactor: Any = None,
+    cache: AttentionMeasureCache | None = None,
+) -> dict[str, Any]: ...
+def attention_json_size(value: Any) -> tuple[int, int]: ...
+def attention_message_tokens(message: Any) -> int: ...
