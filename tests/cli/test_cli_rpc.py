@@ -280,6 +280,9 @@ def test_a_real_preset_is_wired_from_its_env_var_without_leaking_it(
     state = client.request({"id": 1, "command": "state"})
     assert state["result"]["model"]["provider"] == "openai"
     assert state["result"]["model"]["model"] == "gpt-4.1-mini"
+    # setModel picks up the preset's metadata for the new model
+    changed = client.request({"id": 2, "command": "setModel", "params": {"model": "gpt-5"}})
+    assert changed["result"]["model"]["limits"]["contextWindow"] == 400_000
     code, _, stderr = client.close()
     assert code == 0
     assert all(canary.encode() not in raw for raw in client.raw)

@@ -31,6 +31,16 @@ def known_provider_names() -> tuple[str, ...]:
     return ("mock", *sorted(name for name in _presets() if name != "mock"))
 
 
+def model_for(provider: str, model: str) -> ModelConfig:
+    """A ModelConfig for ``model``: the preset's listed metadata (limits,
+    prices) when it has them, else just the names."""
+    package = _presets().get(provider)
+    if package is not None:
+        config: ModelConfig = package.model_or_custom(model)
+        return config
+    return {"provider": provider, "model": model}
+
+
 @dataclass(slots=True)
 class ProviderSetup:
     provider: Any

@@ -22,6 +22,7 @@ from prism.cli.host import CliHost, CommandContext
 from prism.cli.io import LineTooLong, LineWriter, iter_request_lines
 from prism.cli.modes import create_host, describe_exception, stream_events
 from prism.cli.options import CliOptions, UsageProblem, validate_session_id
+from prism.cli.providers import model_for
 from prism.cli.rpc_protocol import (
     RequestId,
     RpcRequest,
@@ -229,19 +230,20 @@ class RpcServer:
 
     async def _set_model(self, request: RpcRequest) -> dict[str, Any]:
         value = request.params.get("model")
-        current = self.session.current_model
-        if isinstance(value, str) and value.strip():
-            model: dict[str, Any] = {**current, "model": value}
-        elif isinstance(value, dict):
-            model = {**current, **value}
-        else:
-            raise _fail("setModel needs params.model: a model name or {provider, model}")
-        if model.get("provider") != current.get("provider"):
+        provider = self.session.current_model["provider"]
+        overrides: dict[str, Any] = {}
+        if isinstance(value, dict):
+            overrides = dict(value)
+            value = overrides.get("model")
+        if not isinstance(value, str) or not value.strip():
+            raise _fail("setModel needs params.model: a model name or {model, provider?}")
+        if overrides.get("provider", provider) != provider:
             # One provider per process: the CLI built exactly one from --provider.
             raise _fail(
-                f"setModel cannot switch provider from {current.get('provider')!r}"
+                f"setModel cannot switch provider from {provider!r}"
                 " (start prism with --provider instead)"
             )
+        model: dict[str, Any] = {**model_for(provider, value), **overrides}
         entry = await self.session.set_model(model)  # type: ignore[arg-type]
         return {"sessionId": self.session.id, "model": entry.get("model"), "entryId": entry["id"]}
 
