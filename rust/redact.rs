@@ -1,7 +1,7 @@
 //! Exact-secret redaction: one Aho-Corasick automaton per secret set,
 //! leftmost-longest so a secret that is a prefix of another never leaves the
 //! longer secret's tail behind.
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{packed, AhoCorasick, MatchKind};
 
 /// Secrets shorter than this (in code points) are refused: they would mask
 /// ordinary words and make redacted output useless.
@@ -28,6 +28,11 @@ impl std::fmt::Display for SecretError {
 
 pub struct SecretMatcher {
     ac: AhoCorasick,
+    /// Teddy (SIMD) searcher for small sets. Secrets often share a prefix
+    /// (`sk-`, `ghp_`); the automaton's own prefilter then stops at every
+    /// occurrence of that prefix's first byte, while Teddy fingerprints the
+    /// first three bytes together. Same leftmost-longest semantics.
+    packed: Option<packed::Searcher>,
     count: usize,
 }
 
@@ -50,8 +55,18 @@ impl SecretMatcher {
             .match_kind(MatchKind::LeftmostLongest)
             .build(&unique)
             .expect("a few exact strings always build");
+        let packed = if unique.is_empty() {
+            None
+        } else {
+            packed::Config::new()
+                .match_kind(packed::MatchKind::LeftmostLongest)
+                .builder()
+                .extend(&unique)
+                .build()
+        };
         Ok(Self {
             ac,
+            packed,
             count: unique.len(),
         })
     }
@@ -66,7 +81,17 @@ impl SecretMatcher {
     }
 
     pub fn contains(&self, haystack: &[u8]) -> bool {
-        self.count > 0 && self.ac.is_match(haystack)
+        match &self.packed {
+            Some(p) => p.find(haystack).is_some(),
+            None => self.count > 0 && self.ac.is_match(haystack),
+        }
+    }
+
+    fn matches<'h>(&'h self, haystack: &'h [u8]) -> Box<dyn Iterator<Item = (usize, usize)> + 'h> {
+        match &self.packed {
+            Some(p) => Box::new(p.find_iter(haystack).map(|m| (m.start(), m.end()))),
+            None => Box::new(self.ac.find_iter(haystack).map(|m| (m.start(), m.end()))),
+        }
     }
 
     /// `None` when nothing matched, so callers can keep the original object.
@@ -76,16 +101,16 @@ impl SecretMatcher {
         if self.count == 0 {
             return None;
         }
-        let mut iter = self.ac.find_iter(haystack);
-        let first = iter.next()?;
+        let mut iter = self.matches(haystack);
+        let (start, end) = iter.next()?;
         let mut out = Vec::with_capacity(haystack.len());
-        out.extend_from_slice(&haystack[..first.start()]);
+        out.extend_from_slice(&haystack[..start]);
         out.extend_from_slice(mask);
-        let mut last = first.end();
-        for m in iter {
-            out.extend_from_slice(&haystack[last..m.start()]);
+        let mut last = end;
+        for (start, end) in iter {
+            out.extend_from_slice(&haystack[last..start]);
             out.extend_from_slice(mask);
-            last = m.end();
+            last = end;
         }
         out.extend_from_slice(&haystack[last..]);
         Some(out)
@@ -139,6 +164,28 @@ mod tests {
         assert!(m.is_empty());
         assert!(!m.contains(b"anything"));
         assert!(m.redact(b"anything", b"[R]").is_none());
+    }
+
+    #[test]
+    fn packed_and_automaton_agree() {
+        let secrets: Vec<String> = (0..80).map(|i| format!("sk-{i:04}-secret")).collect();
+        let hay = format!(
+            "x {} y {}{} z sk-0079-secretsk-0001-secret",
+            secrets[3], secrets[70], secrets[70]
+        );
+        let small = SecretMatcher::new(&secrets[..50]).unwrap();
+        let big = SecretMatcher::new(&secrets).unwrap();
+        assert!(small.packed.is_some());
+        let mut fallback = SecretMatcher::new(&secrets[..50]).unwrap();
+        fallback.packed = None;
+        let a = small.redact(hay.as_bytes(), b"#");
+        let b = fallback.redact(hay.as_bytes(), b"#");
+        assert_eq!(a, b);
+        assert_eq!(
+            big.redact(hay.as_bytes(), b"#").unwrap(),
+            b"x # y ## z ##".to_vec()
+        );
+        assert!(small.contains(hay.as_bytes()) && fallback.contains(hay.as_bytes()));
     }
 
     #[test]
