@@ -1,0 +1,478 @@
+//! Measurement for the attention pass: walk each row of the request once
+//! (the native helper's in-place JSON walk), keep what the planner needs, and
+//! cache it per session for incremental turns.
+//!
+//! Token rules (per-block rounding so every mutation's delta is exact):
+//! a message costs `MESSAGE_OVERHEAD` plus, per block, ceil(chars / 4) of
+//! text, thinking text, tool_call name + arguments JSON, tool_result name +
+//! result JSON (other blocks: their compact JSON); an image costs
+//! `IMAGE_TOKENS`. Context blocks, skills and tool declarations cost
+//! ceil(compact JSON chars / 4).
+use std::sync::{Arc, Mutex, OnceLock};
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytesMethods, PyDict, PyList, PyString};
+
+use super::ceil4;
+use crate::bindings::tokens::{IMAGE_TOKENS as IMAGE, MESSAGE_OVERHEAD_TOKENS};
+use crate::bindings::walk::{code_points, surrogate_bytes, walk, Sink, WalkError, WalkResult};
+use crate::json_len::{escaped_extra, int_len};
+
+// The same per-block rules as `estimate_message_tokens` (bindings::tokens).
+const MESSAGE_OVERHEAD: u64 = MESSAGE_OVERHEAD_TOKENS as u64;
+const IMAGE_TOKENS: u64 = IMAGE as u64;
+const APPROVAL_KEYS: [&str; 7] = [
+    "approval",
+    "approvalId",
+    "prismApproval",
+    "decision",
+    "decisions",
+    "pendingDecisions",
+    "elicitation",
+];
+
+// --- compact JSON size (the native helper's in-place walk) --------------------
+
+/// Code points and UTF-8 bytes of a value's compact JSON form in one walk.
+#[derive(Default)]
+pub(super) struct SizeSink {
+    pub(super) chars: u64,
+    pub(super) bytes: u64,
+}
+
+impl Sink for SizeSink {
+    #[inline]
+    fn punct(&mut self, b: &'static [u8]) {
+        self.chars += b.len() as u64;
+        self.bytes += b.len() as u64;
+    }
+    fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
+        let cps = code_points(s) as u64;
+        let (extra, len) = match s.to_str() {
+            Ok(t) => (escaped_extra(t.as_bytes()) as u64, t.len() as u64),
+            Err(_) => {
+                let b = surrogate_bytes(s).map_err(|e| WalkError::from_py(s.py(), e))?;
+                (
+                    escaped_extra(b.as_bytes()) as u64,
+                    b.as_bytes().len() as u64,
+                )
+            }
+        };
+        self.chars += cps + 2 + extra;
+        self.bytes += len + 2 + extra;
+        Ok(())
+    }
+    fn int(&mut self, v: i64) {
+        let n = int_len(v) as u64;
+        self.chars += n;
+        self.bytes += n;
+    }
+    fn digits(&mut self, d: &str) {
+        self.chars += d.len() as u64;
+        self.bytes += d.len() as u64;
+    }
+    fn float(&mut self, repr: &str) {
+        self.chars += repr.len() as u64;
+        self.bytes += repr.len() as u64;
+    }
+}
+
+pub(super) fn json_len(v: &Bound<'_, PyAny>) -> PyResult<SizeSink> {
+    let mut sink = SizeSink::default();
+    walk(v, 0, &mut sink).map_err(WalkError::into_pyerr)?;
+    Ok(sink)
+}
+
+fn text_chars(v: Option<Bound<'_, PyAny>>) -> PyResult<u64> {
+    match v {
+        Some(v) => match v.cast::<PyString>() {
+            Ok(s) => Ok(code_points(s) as u64),
+            Err(_) if v.is_none() => Ok(0),
+            Err(_) => Ok(json_len(&v)?.chars),
+        },
+        None => Ok(0),
+    }
+}
+
+// --- row measurement ----------------------------------------------------------
+
+pub(super) struct ToolMeasure {
+    pub(super) block: u32,
+    pub(super) name: String,
+    pub(super) id: String,
+    pub(super) payload_tokens: u64,
+    pub(super) payload_bytes: u64,
+    pub(super) name_chars: u64,
+    pub(super) stub_var_chars: u64,
+    pub(super) stub_var_bytes: u64,
+    pub(super) fixed_protected: bool,
+}
+
+pub(super) struct RowMeasure {
+    pub(super) tokens: u64,
+    pub(super) thinking_tokens: u64,
+    pub(super) has_thinking: bool,
+    pub(super) tools: Vec<ToolMeasure>,
+    pub(super) thinking_key: OnceLock<String>,
+}
+
+fn has_approval(meta: Option<Bound<'_, PyAny>>) -> PyResult<bool> {
+    if let Some(meta) = meta {
+        if let Ok(d) = meta.cast::<PyDict>() {
+            for key in APPROVAL_KEYS {
+                if d.contains(key)? {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+    Ok(false)
+}
+
+fn string_field(d: &Bound<'_, PyDict>, key: &str) -> PyResult<String> {
+    Ok(match d.get_item(key)? {
+        Some(v) => match v.cast::<PyString>() {
+            Ok(s) => s.to_string_lossy().into_owned(),
+            Err(_) => v.str()?.to_string_lossy().into_owned(),
+        },
+        None => String::new(),
+    })
+}
+
+fn stub_part(s: &str) -> (u64, u64) {
+    let extra = escaped_extra(s.as_bytes()) as u64;
+    (s.chars().count() as u64 + extra, s.len() as u64)
+}
+
+pub(super) fn measure_message(
+    msg: &Bound<'_, PyAny>,
+    group: usize,
+    row: usize,
+) -> PyResult<RowMeasure> {
+    let d = msg.cast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "attention: group {group} row {row} is not a message dict"
+        ))
+    })?;
+    let assistant = match d.get_item(intern!(d.py(), "role"))? {
+        Some(r) => r
+            .cast::<PyString>()
+            .map(|s| s.to_str().ok() == Some("assistant"))
+            .unwrap_or(false),
+        None => false,
+    };
+    let mut m = RowMeasure {
+        tokens: MESSAGE_OVERHEAD,
+        thinking_tokens: 0,
+        has_thinking: false,
+        tools: Vec::new(),
+        thinking_key: OnceLock::new(),
+    };
+    let content = match d.get_item(intern!(d.py(), "content"))? {
+        Some(c) => c,
+        None => return Ok(m),
+    };
+    if let Ok(s) = content.cast::<PyString>() {
+        m.tokens += ceil4(code_points(s) as u64);
+        return Ok(m);
+    }
+    let list = content.cast::<PyList>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "attention: group {group} row {row} content is not a list"
+        ))
+    })?;
+    let message_approval = has_approval(d.get_item(intern!(d.py(), "metadata"))?)?;
+    for (b, block) in list.iter().enumerate() {
+        let Ok(bd) = block.cast::<PyDict>() else {
+            m.tokens += ceil4(json_len(&block)?.chars);
+            continue;
+        };
+        let kind = bd.get_item(intern!(bd.py(), "type"))?;
+        let kind = kind
+            .as_ref()
+            .and_then(|k| k.cast::<PyString>().ok())
+            .and_then(|k| k.to_str().ok());
+        match kind {
+            Some("text") => m.tokens += ceil4(text_chars(bd.get_item(intern!(bd.py(), "text"))?)?),
+            Some("thinking") => {
+                let t = ceil4(text_chars(bd.get_item(intern!(bd.py(), "text"))?)?);
+                m.tokens += t;
+                if assistant {
+                    m.thinking_tokens += t;
+                    m.has_thinking = true;
+                }
+            }
+            Some("image") => m.tokens += IMAGE_TOKENS,
+            Some("tool_call") => {
+                let args = match bd.get_item(intern!(bd.py(), "arguments"))? {
+                    Some(a) => json_len(&a)?.chars,
+                    None => 0,
+                };
+                m.tokens += ceil4(text_chars(bd.get_item(intern!(bd.py(), "name"))?)? + args);
+            }
+            Some("tool_result") => {
+                let name = string_field(bd, "name")?;
+                let id = string_field(bd, "toolCallId")?;
+                let name_chars = name.chars().count() as u64;
+                let payload = match bd.get_item(intern!(bd.py(), "result"))? {
+                    Some(r) => json_len(&r)?,
+                    None => SizeSink { chars: 4, bytes: 4 },
+                };
+                let payload_tokens = ceil4(name_chars + payload.chars);
+                m.tokens += payload_tokens;
+                let is_error = match bd.get_item(intern!(bd.py(), "isError"))? {
+                    Some(e) => e.is_truthy()?,
+                    None => false,
+                };
+                let (nc, nb) = stub_part(&name);
+                let (ic, ib) = stub_part(&id);
+                m.tools.push(ToolMeasure {
+                    block: b as u32,
+                    payload_tokens,
+                    payload_bytes: payload.bytes,
+                    name_chars,
+                    stub_var_chars: nc + ic,
+                    stub_var_bytes: nb + ib,
+                    fixed_protected: is_error
+                        || message_approval
+                        || has_approval(bd.get_item(intern!(bd.py(), "metadata"))?)?,
+                    name,
+                    id,
+                });
+            }
+            _ => m.tokens += ceil4(json_len(&block)?.chars),
+        }
+    }
+    Ok(m)
+}
+
+/// Stable sticky key of a thinking turn: the message id, else its first
+/// tool-call id, else a digest of its first thinking block's signature (or text).
+pub(super) fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
+    let d = msg.cast::<PyDict>()?;
+    if let Some(id) = d.get_item(intern!(d.py(), "id"))? {
+        if let Ok(s) = id.cast::<PyString>() {
+            return Ok(s.to_string_lossy().into_owned());
+        }
+    }
+    if let Some(content) = d.get_item(intern!(d.py(), "content"))? {
+        if let Ok(list) = content.cast::<PyList>() {
+            // A turn's tool-call ids are unique where thinking text may repeat.
+            for block in list.iter() {
+                let Ok(bd) = block.cast::<PyDict>() else {
+                    continue;
+                };
+                let is_call = bd
+                    .get_item("type")?
+                    .map(|t| {
+                        t.cast::<PyString>()
+                            .map(|s| s.to_str().ok() == Some("tool_call"))
+                            .unwrap_or(false)
+                    })
+                    .unwrap_or(false);
+                if is_call {
+                    if let Some(id) = bd.get_item(intern!(bd.py(), "id"))? {
+                        if let Ok(s) = id.cast::<PyString>() {
+                            if s.len()? > 0 {
+                                return Ok(format!("call:{}", s.to_string_lossy()));
+                            }
+                        }
+                    }
+                }
+            }
+            for block in list.iter() {
+                let Ok(bd) = block.cast::<PyDict>() else {
+                    continue;
+                };
+                let is_thinking = bd
+                    .get_item("type")?
+                    .map(|t| {
+                        t.cast::<PyString>()
+                            .map(|s| s.to_str().ok() == Some("thinking"))
+                            .unwrap_or(false)
+                    })
+                    .unwrap_or(false);
+                if !is_thinking {
+                    continue;
+                }
+                let source = match bd.get_item(intern!(bd.py(), "signature"))? {
+                    Some(s) if s.is_truthy()? => s,
+                    _ => bd
+                        .get_item("text")?
+                        .unwrap_or_else(|| PyString::new(msg.py(), "").into_any()),
+                };
+                let text = source.str()?;
+                let hex = crate::digest::sha256_hex(text.to_string_lossy().as_bytes());
+                return Ok(format!("sha256:{}", &hex[..32]));
+            }
+        }
+    }
+    Ok(String::new())
+}
+
+// --- measurement cache ----------------------------------------------------------
+
+struct CachedRow {
+    obj: Py<PyAny>,
+    measure: Arc<RowMeasure>,
+}
+
+struct CachedExtra {
+    obj: Py<PyAny>,
+    tokens: u64,
+}
+
+#[derive(Default)]
+struct CacheInner {
+    groups: Vec<Vec<CachedRow>>,
+    extras: Vec<Vec<CachedExtra>>,
+    hits: u64,
+    misses: u64,
+}
+
+/// Session-owned per-row estimates, keyed by position and object identity
+/// (the cache holds a reference, so an address cannot be reused). Session
+/// history is append-only and never edited in place, so a turn whose history
+/// only grew measures only its new rows; a replaced message is re-measured.
+#[pyclass(module = "prism._native", frozen)]
+pub struct AttentionMeasureCache {
+    inner: Mutex<CacheInner>,
+}
+
+#[pymethods]
+impl AttentionMeasureCache {
+    #[new]
+    fn new() -> Self {
+        Self {
+            inner: Mutex::new(CacheInner::default()),
+        }
+    }
+
+    /// (hits, misses) since creation: rows reused vs measured.
+    fn stats(&self) -> (u64, u64) {
+        let inner = self.inner.lock().expect("cache lock");
+        (inner.hits, inner.misses)
+    }
+
+    fn clear(&self) {
+        *self.inner.lock().expect("cache lock") = CacheInner::default();
+    }
+
+    fn __len__(&self) -> usize {
+        let inner = self.inner.lock().expect("cache lock");
+        inner.groups.iter().map(Vec::len).sum::<usize>()
+            + inner.extras.iter().map(Vec::len).sum::<usize>()
+    }
+}
+
+pub(super) struct MeasuredRow<'py> {
+    pub(super) group: usize,
+    pub(super) row: usize,
+    pub(super) obj: Bound<'py, PyAny>,
+    pub(super) measure: Arc<RowMeasure>,
+}
+
+pub(super) fn measure_groups<'py>(
+    groups: &[Bound<'py, PyAny>],
+    mutable: &[bool],
+    extras: &[Bound<'py, PyAny>],
+    cache: Option<&AttentionMeasureCache>,
+) -> PyResult<(u64, Vec<MeasuredRow<'py>>)> {
+    let mut guard = cache.map(|c| c.inner.lock().expect("cache lock"));
+    let mut used = 0u64;
+    // Only rows the planner can touch are handed on.
+    let mut rows = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        // The previous call's rows for this group: reused by position while
+        // the objects match, dropped from the first mismatch on.
+        let mut old: Vec<CachedRow> = match guard.as_mut() {
+            Some(inner) => {
+                if inner.groups.len() <= g {
+                    inner.groups.resize_with(g + 1, Vec::new);
+                }
+                std::mem::take(&mut inner.groups[g])
+            }
+            None => Vec::new(),
+        };
+        let caching = guard.is_some();
+        let (mut hits, mut misses) = (0u64, 0u64);
+        let mut r = 0usize;
+        for msg in group.try_iter()? {
+            let msg = msg?;
+            let mut reused = false;
+            if r < old.len() {
+                let prev = &old[r];
+                // Identity alone: the cache holds a reference, so the id cannot
+                // be reused, and assembled messages are never edited in place.
+                reused = msg.is(&prev.obj);
+                if !reused {
+                    old.truncate(r);
+                }
+            }
+            let measure = if reused {
+                hits += 1;
+                old[r].measure.clone()
+            } else {
+                let m = Arc::new(measure_message(&msg, g, r)?);
+                if caching {
+                    misses += 1;
+                    old.push(CachedRow {
+                        obj: msg.clone().unbind(),
+                        measure: m.clone(),
+                    });
+                }
+                m
+            };
+            used += measure.tokens;
+            if mutable[g] && (measure.has_thinking || !measure.tools.is_empty()) {
+                rows.push(MeasuredRow {
+                    group: g,
+                    row: r,
+                    obj: msg,
+                    measure,
+                });
+            }
+            r += 1;
+        }
+        if let Some(inner) = guard.as_mut() {
+            old.truncate(r);
+            inner.groups[g] = old;
+            inner.hits += hits;
+            inner.misses += misses;
+        }
+    }
+    for (e, extra) in extras.iter().enumerate() {
+        let mut fresh: Vec<CachedExtra> = Vec::new();
+        for (r, value) in extra.try_iter()?.enumerate() {
+            let value = value?;
+            let mut tokens = None;
+            if let Some(inner) = guard.as_mut() {
+                if let Some(prev) = inner.extras.get(e).and_then(|v| v.get(r)) {
+                    if value.is(&prev.obj) {
+                        tokens = Some(prev.tokens);
+                    }
+                }
+            }
+            let tokens = match tokens {
+                Some(t) => t,
+                None => ceil4(json_len(&value)?.chars),
+            };
+            used += tokens;
+            if guard.is_some() {
+                fresh.push(CachedExtra {
+                    obj: value.unbind(),
+                    tokens,
+                });
+            }
+        }
+        if let Some(inner) = guard.as_mut() {
+            if inner.extras.len() <= e {
+                inner.extras.resize_with(e + 1, Vec::new);
+            }
+            inner.extras[e] = fresh;
+        }
+    }
+    Ok((used, rows))
+}
