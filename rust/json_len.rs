@@ -55,13 +55,8 @@ pub fn string_literal_len(utf8: &[u8], code_points: usize) -> usize {
 
 /// Decimal length of an i64 as Python's `int.__repr__` writes it.
 pub fn int_len(v: i64) -> usize {
-    let mut n = v.unsigned_abs();
-    let mut len = if v < 0 { 2 } else { 1 };
-    while n >= 10 {
-        n /= 10;
-        len += 1;
-    }
-    len
+    let digits = v.unsigned_abs().checked_ilog10().map_or(1, |d| d as usize + 1);
+    digits + (v < 0) as usize
 }
 
 /// Python's `repr(float)` for finite values; `None` for NaN and infinities

@@ -151,6 +151,12 @@ pub trait Sink {
     fn float(&mut self, repr: &str);
 }
 
+/// Releases the GIL around `f` (one place to change if that ever needs
+/// bookkeeping, e.g. for walks that hold borrowed references).
+pub fn detach<T: Send, F: Send + FnOnce() -> T>(py: Python<'_>, f: F) -> T {
+    py.detach(f)
+}
+
 const KEY_SLOTS: usize = 64;
 
 /// Counts code points of the compact JSON form.
@@ -195,7 +201,7 @@ fn scan(owner: &Bound<'_, PyString>, bytes: &[u8]) -> (usize, bool) {
         // `owner` may be only borrowed from its container; hold it while
         // other threads run, so `bytes` (its UTF-8 buffer) stays valid.
         let _keep = owner.clone();
-        (owner.py().detach(|| escaped_extra(bytes)), true)
+        (detach(owner.py(), || escaped_extra(bytes)), true)
     } else {
         (escaped_extra(bytes), false)
     }
@@ -266,7 +272,7 @@ impl Sink for HashSink {
             // Hold the str while other threads run (see `scan`).
             let _keep = s.clone();
             let hasher = &mut self.hasher;
-            s.py().detach(|| hasher.string(bytes));
+            detach(s.py(), || hasher.string(bytes));
         } else {
             self.hasher.string(bytes);
         }
@@ -291,7 +297,7 @@ pub fn walk<S: Sink>(obj: &Bound<'_, PyAny>, depth: usize, sink: &mut S) -> Walk
         return walk_dict(d, depth + 1, sink);
     }
     if let Ok(l) = obj.cast_exact::<PyList>() {
-        return walk_seq(l.iter(), depth + 1, sink);
+        return walk_list(l, depth + 1, sink);
     }
     if obj.is_exact_instance_of::<PyInt>() {
         return walk_int(obj, sink);
@@ -347,8 +353,7 @@ fn walk_dict<S: Sink>(d: &Bound<'_, PyDict>, depth: usize, sink: &mut S) -> Walk
     }
     // A strong reference keeps the dict alive even if a detached scan below
     // lets another thread drop it from its parent; values are borrowed (the
-    // sinks take their own reference before releasing the GIL), keys are
-    // owned because error paths read them after the value was walked.
+    // sinks take their own reference before releasing the GIL).
     let d = d.clone();
     let py = d.py();
     sink.punct(b"{");
@@ -357,8 +362,12 @@ fn walk_dict<S: Sink>(d: &Bound<'_, PyDict>, depth: usize, sink: &mut S) -> Walk
     let mut vp: *mut ffi::PyObject = std::ptr::null_mut();
     let mut first = true;
     while unsafe { ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut kp, &mut vp) } != 0 {
+        // The key is owned (error paths name it after the value's walk,
+        // which may have released the GIL); the value is borrowed.
         let k = unsafe { Bound::from_borrowed_ptr(py, kp) };
+        let k: &Bound<'_, PyAny> = &k;
         let v = unsafe { Borrowed::from_ptr(py, vp) };
+
         if !first {
             sink.punct(b",");
         }
@@ -369,13 +378,42 @@ fn walk_dict<S: Sink>(d: &Bound<'_, PyDict>, depth: usize, sink: &mut S) -> Walk
             .map_err(|_| {
                 // json.dumps would coerce int/float/bool/None keys; Prism's wire
                 // shapes only have str keys, so a non-str key is a caller bug.
-                WalkError::type_err(format!("keys must be str, not {}", type_name(&k)))
+                WalkError::type_err(format!("keys must be str, not {}", type_name(k)))
             })?;
-        sink.key(key).map_err(|e| e.in_key(&k))?;
+        sink.key(key).map_err(|e| e.in_key(k))?;
         sink.punct(b":");
-        walk(&v, depth, sink).map_err(|e| e.in_key(&k))?;
+        walk(&v, depth, sink).map_err(|e| e.in_key(k))?;
     }
     sink.punct(b"}");
+    Ok(())
+}
+
+/// Lists by index with borrowed items: the list itself is held strongly, an
+/// item is never touched after its walk returns (containers and detached
+/// strings take their own reference), and the length is re-read every step
+/// in case another thread changed the list while the GIL was released.
+fn walk_list<S: Sink>(l: &Bound<'_, PyList>, depth: usize, sink: &mut S) -> WalkResult<()> {
+    if depth > MAX_DEPTH {
+        return Err(too_deep());
+    }
+    let l = l.clone();
+    let py = l.py();
+    sink.punct(b"[");
+    let mut i = 0;
+    while (i as ffi::Py_ssize_t) < unsafe { ffi::PyList_Size(l.as_ptr()) } {
+        let ptr = unsafe { ffi::PyList_GetItem(l.as_ptr(), i as ffi::Py_ssize_t) };
+        if ptr.is_null() {
+            PyErr::take(py);
+            break;
+        }
+        if i > 0 {
+            sink.punct(b",");
+        }
+        let v = unsafe { Borrowed::from_ptr(py, ptr) };
+        walk(&v, depth, sink).map_err(|e| e.in_index(i))?;
+        i += 1;
+    }
+    sink.punct(b"]");
     Ok(())
 }
 

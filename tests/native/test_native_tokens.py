@@ -192,3 +192,14 @@ def test_value_is_not_mutated() -> None:
     native.json_length(value)
     native.estimate_value_tokens(value)
     assert json.dumps(value) == before
+
+
+def test_big_strings_release_the_gil_and_still_name_paths() -> None:
+    big = "a\n" * (1 << 20)  # 2 MiB: scanned with the GIL released
+    value = {"k": [big, {"x": big}]}
+    assert native.json_length(value) == dumps_len(value)
+    with pytest.raises(TypeError, match=r"at \$\.k\[2\]$"):
+        native.json_length({"k": [big, 1, b""]})
+    with pytest.raises(TypeError) as caught:
+        native.json_length({big: b""})
+    assert str(caught.value).endswith('at $["' + "a\\n" * 32 + '"]')  # keys shown up to 64 chars
