@@ -108,6 +108,16 @@ pub(super) struct ToolMeasure {
     pub(super) stub_var_chars: u64,
     pub(super) stub_var_bytes: u64,
     pub(super) fixed_protected: bool,
+    /// Redacted size and stub text, valid for one cache generation (one
+    /// redactor): a sticky stub is re-applied every turn without re-hashing.
+    pub(super) memo: Mutex<StubMemo>,
+}
+
+#[derive(Default)]
+pub(super) struct StubMemo {
+    pub(super) generation: u64,
+    pub(super) bytes: Option<u64>,
+    pub(super) text: Option<String>,
 }
 
 pub(super) struct RowMeasure {
@@ -240,6 +250,7 @@ pub(super) fn measure_message(
                         || has_approval(bd.get_item(intern!(bd.py(), "metadata"))?)?,
                     name,
                     id,
+                    memo: Mutex::new(StubMemo::default()),
                 });
             }
             _ => m.tokens += ceil4(json_len(&block)?.chars),
@@ -330,6 +341,10 @@ struct CacheInner {
     extras: Vec<Vec<CachedExtra>>,
     hits: u64,
     misses: u64,
+    /// The redactor stub memos were made with, and their generation
+    /// (starts at 1; 0 marks an empty memo).
+    redactor: Option<Py<PyAny>>,
+    generation: u64,
 }
 
 /// Session-owned per-row estimates, keyed by position and object identity
@@ -339,6 +354,24 @@ struct CacheInner {
 #[pyclass(module = "prism._native", frozen)]
 pub struct AttentionMeasureCache {
     inner: Mutex<CacheInner>,
+}
+
+impl AttentionMeasureCache {
+    /// The memo generation for `redactor`: unchanged while the same redactor
+    /// object (or none) comes back, bumped when it changes.
+    pub(super) fn generation(&self, redactor: Option<&Bound<'_, PyAny>>) -> u64 {
+        let mut inner = self.inner.lock().expect("cache lock");
+        let same = match (&inner.redactor, redactor) {
+            (None, None) => inner.generation > 0,
+            (Some(a), Some(b)) => b.is(a),
+            _ => false,
+        };
+        if !same {
+            inner.generation += 1;
+            inner.redactor = redactor.map(|r| r.clone().unbind());
+        }
+        inner.generation
+    }
 }
 
 #[pymethods]

@@ -2,15 +2,15 @@
 //! (`attention_measure.rs`), hand token counts to the pure planner, and
 //! return the plan (which rows to strip or stub, and the stub texts).
 //! Applying the plan to a clone is Python's job (`prism.attention.compile`).
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 use super::measure::{
     json_len, measure_groups, measure_message, thinking_key, AttentionMeasureCache, MeasuredRow,
-    ToolMeasure,
+    StubMemo, ToolMeasure,
 };
 use super::{plan, Params, PayloadBytes, ThinkingTurn, ToolRow};
 use crate::bindings::walk::{walk, HashSink, WalkError};
@@ -26,11 +26,59 @@ struct ToolRef<'a, 'py> {
 struct Sizes<'a, 'py> {
     tools: &'a [ToolRef<'a, 'py>],
     redactor: Option<&'a Bound<'py, PyAny>>,
+    /// Memo generation when a session cache is in use (None: no memo).
+    generation: Option<u64>,
     redacted: Vec<Option<Bound<'py, PyAny>>>,
     known: Vec<Option<u64>>,
 }
 
 impl<'py> Sizes<'_, 'py> {
+    fn memo<T>(&self, j: usize, get: impl FnOnce(&StubMemo) -> Option<T>) -> Option<T> {
+        let generation = self.generation?;
+        let memo = self.tools[j].tool.memo.lock().expect("memo lock");
+        if memo.generation == generation {
+            get(&memo)
+        } else {
+            None
+        }
+    }
+
+    fn remember(&self, j: usize, set: impl FnOnce(&mut StubMemo)) {
+        if let Some(generation) = self.generation {
+            let mut memo = self.tools[j].tool.memo.lock().expect("memo lock");
+            if memo.generation != generation {
+                *memo = StubMemo {
+                    generation,
+                    ..StubMemo::default()
+                };
+            }
+            set(&mut memo);
+        }
+    }
+
+    /// The stub text of row `j` for a payload of `bytes` bytes.
+    fn stub_text(&mut self, j: usize, bytes: u64) -> PyResult<String> {
+        if let Some(text) = self.memo(j, |m| m.text.clone()) {
+            return Ok(text);
+        }
+        let payload = self.payload(j)?;
+        let mut hasher = HashSink {
+            hasher: JsonHasher::new(),
+        };
+        walk(&payload, 0, &mut hasher).map_err(WalkError::into_pyerr)?;
+        let (hex, _) = hasher.hasher.finish();
+        let t = self.tools[j].tool;
+        let text = format!(
+            "Tool result {} [{}]: omitted {} bytes (sha256 {})",
+            t.name,
+            t.id,
+            bytes,
+            &hex[..32]
+        );
+        self.remember(j, |m| m.text = Some(text.clone()));
+        Ok(text)
+    }
+
     fn result(&self, j: usize) -> PyResult<Bound<'py, PyAny>> {
         let t = &self.tools[j];
         let content = t
@@ -65,13 +113,19 @@ impl PayloadBytes for Sizes<'_, '_> {
         if let Some(b) = self.known[j] {
             return Ok(b);
         }
-        let bytes = if self.redactor.is_none() {
-            self.tools[j].tool.payload_bytes
-        } else {
-            let payload = self.payload(j)?;
-            json_len(&payload)?.bytes
-        };
+        if self.redactor.is_none() {
+            let bytes = self.tools[j].tool.payload_bytes;
+            self.known[j] = Some(bytes);
+            return Ok(bytes);
+        }
+        if let Some(bytes) = self.memo(j, |m| m.bytes) {
+            self.known[j] = Some(bytes);
+            return Ok(bytes);
+        }
+        let payload = self.payload(j)?;
+        let bytes = json_len(&payload)?.bytes;
         self.known[j] = Some(bytes);
+        self.remember(j, |m| m.bytes = Some(bytes));
         Ok(bytes)
     }
 }
@@ -168,9 +222,11 @@ fn attention_plan<'py>(
         thinking_keep_turns,
         keep_last,
     };
+    let redactor = redactor.filter(|r| !r.is_none());
     let mut sizes = Sizes {
         tools: &tool_refs,
-        redactor: redactor.as_ref().filter(|r| !r.is_none()),
+        generation: cache_ref.map(|c| c.generation(redactor.as_ref())),
+        redactor: redactor.as_ref(),
         redacted: vec![None; tool_refs.len()],
         known: vec![None; tool_refs.len()],
     };
@@ -183,11 +239,13 @@ fn attention_plan<'py>(
     out.set_item("gateTripped", planned.gate_tripped)?;
     out.set_item("overBudget", planned.over_budget)?;
     out.set_item("stubbedBytes", planned.stubbed_bytes)?;
-    let strip = PyList::empty(py);
+    // One entry per mutated message, in request order:
+    // (group, row, strip thinking?, ((block, stub text), ...)).
+    let mut rows_out: BTreeMap<(usize, usize), (bool, Vec<(u32, String)>)> = BTreeMap::new();
     let keys = PyList::empty(py);
     for &i in &planned.strip {
         let row = turn_rows[i];
-        strip.append((row.group, row.row))?;
+        rows_out.entry((row.group, row.row)).or_default().0 = true;
         let key = match row.measure.thinking_key.get() {
             Some(k) => k.clone(),
             None => {
@@ -199,30 +257,26 @@ fn attention_plan<'py>(
             keys.append(key)?;
         }
     }
-    let stub = PyList::empty(py);
     let ids = PyList::empty(py);
     for &(j, bytes) in &planned.stub {
-        let payload = sizes.payload(j)?;
-        let mut hasher = HashSink {
-            hasher: JsonHasher::new(),
-        };
-        walk(&payload, 0, &mut hasher).map_err(WalkError::into_pyerr)?;
-        let (hex, _) = hasher.hasher.finish();
+        let text = sizes.stub_text(j, bytes)?;
         let t = &tool_refs[j];
-        let text = format!(
-            "Tool result {} [{}]: omitted {} bytes (sha256 {})",
-            t.tool.name,
-            t.tool.id,
-            bytes,
-            &hex[..32]
-        );
-        stub.append((t.row.group, t.row.row, t.tool.block, text))?;
+        rows_out
+            .entry((t.row.group, t.row.row))
+            .or_default()
+            .1
+            .push((t.tool.block, text));
         if !t.tool.id.is_empty() {
             ids.append(&t.tool.id)?;
         }
     }
-    out.set_item("strip", strip)?;
-    out.set_item("stub", stub)?;
+    let rows = PyList::empty(py);
+    for ((g, r), (strip, mut stubs)) in rows_out {
+        stubs.sort_unstable_by_key(|s| s.0);
+        let stubs = PyTuple::new(py, stubs)?;
+        rows.append((g, r, strip, stubs))?;
+    }
+    out.set_item("rows", rows)?;
     out.set_item("thinkingKeys", keys)?;
     out.set_item("toolCallIds", ids)?;
     out.set_item("droppedThinkingTurns", planned.strip.len())?;

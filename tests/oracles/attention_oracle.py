@@ -265,13 +265,17 @@ def plan(
                 try_stub(j)
         over = est > limit
 
-    stub_out = []
+    rows: dict[tuple[int, int], tuple[bool, list[tuple[int, str]]]] = {}
+    for i in strip:
+        g, r = turns[i][0], turns[i][1]
+        rows[(g, r)] = (True, rows.get((g, r), (False, []))[1])
     ids = []
     for j, b in stub:
         g, r, _, t = tools[j]
         digest = hashlib.sha256(dumps(payload(j)).encode("utf-8", "surrogatepass")).hexdigest()
         text = f"Tool result {t['name']} [{t['id']}]: omitted {b} bytes (sha256 {digest[:32]})"
-        stub_out.append((g, r, t["block"], text))
+        stripped, stubs = rows.get((g, r), (False, []))
+        rows[(g, r)] = (stripped, [*stubs, (t["block"], text)])
         if t["id"]:
             ids.append(t["id"])
     keys = [k for k in (thinking_key(turns[i][2]) for i in strip) if k]
@@ -282,8 +286,10 @@ def plan(
         "gateTripped": gate,
         "overBudget": over,
         "stubbedBytes": stubbed_bytes,
-        "strip": [(turns[i][0], turns[i][1]) for i in strip],
-        "stub": stub_out,
+        "rows": [
+            (g, r, stripped, tuple(sorted(stubs)))
+            for (g, r), (stripped, stubs) in sorted(rows.items())
+        ],
         "thinkingKeys": keys,
         "toolCallIds": ids,
         "droppedThinkingTurns": len(strip),

@@ -24,6 +24,7 @@ from prism.errors import AttentionBudgetError
 # attachments are the frozen prefix / the task itself).
 GROUP_FIELDS = ("instructions", "summaries", "history", "input", "attachments", "tool_results")
 MUTABLE = [False, False, True, False, False, True]
+MEMO_LIMIT = 2048
 
 
 class AttentionOutcome(NamedTuple):
@@ -140,9 +141,10 @@ def compile_attention(
         session_id=session_id,
         turn=turn,
     )
-    if not plan["strip"] and not plan["stub"]:
+    if not plan["rows"]:
         return AttentionOutcome(groups, False, report)
-    clone = apply_attention_plan(groups, lists, plan["strip"], plan["stub"])
+    memo = frontier.clone_memo if frontier is not None else None
+    clone = apply_attention_plan(groups, lists, plan["rows"], memo)
     if frontier is not None:
         frontier.add(plan["thinkingKeys"], plan["toolCallIds"])
     return AttentionOutcome(clone, True, report)
@@ -151,33 +153,42 @@ def compile_attention(
 def apply_attention_plan(
     groups: Any,
     lists: list[Sequence[Any]],
-    strip: Sequence[tuple[int, int]],
-    stub: Sequence[tuple[int, int, int, str]],
+    rows: Sequence[tuple[int, int, bool, tuple[tuple[int, str], ...]]],
+    memo: dict[int, tuple[Any, Any, Any]] | None = None,
 ) -> Any:
-    """A shallow clone of ``groups`` with thinking stripped from the ``strip``
-    rows and tool-result payloads replaced by stub text in the ``stub``
-    blocks; only mutated paths get new containers."""
-    rows: dict[int, dict[int, tuple[bool, dict[int, str]]]] = {}
-    for g, r in strip:
-        rows.setdefault(g, {})[r] = (True, {})
-    for g, r, b, text in stub:
-        stripped, stubs = rows.setdefault(g, {}).get(r, (False, {}))
-        stubs[b] = text
-        rows[g][r] = (stripped, stubs)
-    changes: dict[str, list[Any]] = {}
-    for g, ops in rows.items():
-        new_list = list(lists[g])
-        for r, (stripped, stubs) in ops.items():
-            message = new_list[r]
-            content: list[Any] = []
-            for b, block in enumerate(message["content"]):
-                if stripped and isinstance(block, Mapping) and block.get("type") == "thinking":
-                    continue
-                stub_text = stubs.get(b)
-                # The stub keeps toolCallId and name, so the call stays paired.
-                content.append(block if stub_text is None else {**block, "result": stub_text})
-            new_list[r] = {**message, "content": content}
-        changes[GROUP_FIELDS[g]] = new_list
+    """A shallow clone of ``groups`` where each ``(group, row, strip, stubs)``
+    entry has its thinking blocks stripped (``strip``) and the listed
+    ``(block, stub text)`` tool-result payloads replaced; only mutated paths
+    get new containers.
+
+    ``memo`` (the frontier's) maps a message's id to ``(message, ops, clone)``
+    so a sticky row re-applied turn after turn reuses its clone instead of
+    being rebuilt; the entry keeps the message alive, so its id is stable."""
+    changes: dict[int, list[Any]] = {}
+    for g, r, stripped, stubs in rows:
+        new_list = changes.get(g)
+        if new_list is None:
+            new_list = changes[g] = list(lists[g])
+        message = new_list[r]
+        if memo is not None:
+            hit = memo.get(id(message))
+            if hit is not None and hit[0] is message and hit[1] == (stripped, stubs):
+                new_list[r] = hit[2]
+                continue
+        texts = dict(stubs)
+        content: list[Any] = []
+        for b, block in enumerate(message["content"]):
+            if stripped and isinstance(block, Mapping) and block.get("type") == "thinking":
+                continue
+            stub_text = texts.get(b)
+            # The stub keeps toolCallId and name, so the call stays paired.
+            content.append(block if stub_text is None else {**block, "result": stub_text})
+        clone = new_list[r] = {**message, "content": content}
+        if memo is not None:
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[id(message)] = (message, (stripped, stubs), clone)
+    named = {GROUP_FIELDS[g]: new_list for g, new_list in changes.items()}
     if isinstance(groups, Mapping):
-        return {**groups, **changes}
-    return dataclasses.replace(groups, **changes)
+        return {**groups, **named}
+    return dataclasses.replace(groups, **named)

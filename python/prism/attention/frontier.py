@@ -7,6 +7,7 @@ Bounded (newest kept) so a very long session cannot grow it without limit.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -21,15 +22,18 @@ class _BoundedKeys:
     __slots__ = ("_keys", "_limit")
 
     def __init__(self, limit: int) -> None:
-        self._keys: dict[str, None] = {}
+        self._keys: OrderedDict[str, None] = OrderedDict()
         self._limit = limit
 
     def add(self, key: str) -> None:
         # Re-adding refreshes a key, so rows still in use are the last evicted.
-        self._keys.pop(key, None)
-        self._keys[key] = None
-        while len(self._keys) > self._limit:
-            del self._keys[next(iter(self._keys))]
+        keys = self._keys
+        if key in keys:
+            keys.move_to_end(key)
+            return
+        keys[key] = None
+        if len(keys) > self._limit:
+            keys.popitem(last=False)
 
     def __contains__(self, key: object) -> bool:
         return key in self._keys
@@ -40,7 +44,7 @@ class _BoundedKeys:
     def __iter__(self) -> Any:
         return iter(self._keys)
 
-    def as_set(self) -> dict[str, None]:
+    def as_set(self) -> OrderedDict[str, None]:
         return self._keys
 
     def clear(self) -> None:
@@ -50,13 +54,15 @@ class _BoundedKeys:
 class AttentionStickyFrontier:
     """Session-owned ``{thinking, toolCallIds}`` key sets (see module doc)."""
 
-    __slots__ = ("_measure_cache", "_version", "thinking", "tool_call_ids")
+    __slots__ = ("_measure_cache", "_version", "clone_memo", "thinking", "tool_call_ids")
 
     def __init__(self) -> None:
         self.thinking = _BoundedKeys(MAX_THINKING_KEYS)
         self.tool_call_ids = _BoundedKeys(MAX_TOOL_CALL_IDS)
         self._version = 0
         self._measure_cache: Any = None
+        # Clones of sticky rows, reused while the same message comes back.
+        self.clone_memo: dict[int, tuple[Any, Any, Any]] = {}
 
     @property
     def measure_cache(self) -> Any:
@@ -84,6 +90,7 @@ class AttentionStickyFrontier:
     def clear(self) -> None:
         self.thinking.clear()
         self.tool_call_ids.clear()
+        self.clone_memo.clear()
         self._version += 1
 
     def __len__(self) -> int:
