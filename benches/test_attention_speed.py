@@ -11,7 +11,9 @@ algorithm (tests/oracles/attention_oracle.py), which measures through
 - full pass, over the ratio: measure, plan, digest the stubbed payloads and
   apply the plan to a clone;
 - incremental turn: an ``incremental`` compiler whose session cache already
-  holds the history; the history grew by one turn (4 messages).
+  holds the history; the history grew by one turn (4 messages);
+- turn after the trip: the same history again with a sticky frontier of 311
+  rows (224 thinking turns, 87 stubs) re-applied from the session's memo.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from prism.attention import (
     compile_attention,
     create_attention_compiler,
     create_attention_measure_cache,
+    create_attention_sticky_frontier,
 )
 
 MESSAGES: list[dict[str, Any]] = build_request()["messages"]
@@ -92,3 +95,21 @@ def test_oracle_incremental_turn_is_a_full_pass(benchmark: Any) -> None:
     # The oracle has no cache: its "incremental" turn is another full pass.
     plan = benchmark.pedantic(oracle_pass, args=(10**9,), rounds=3, iterations=1)
     assert plan["used"] == USED
+
+
+def _tripped() -> tuple[Any, Any]:
+    """An incremental compiler whose gate has tripped on the fixture: 224
+    thinking turns stripped and 87 results stubbed, all sticky."""
+    compiler = create_attention_compiler(
+        {"maxInputTokens": int(USED / 0.75 * 0.6), "incremental": True}
+    )
+    frontier = create_attention_sticky_frontier()
+    compile_attention(compiler, GROUPS, frontier=frontier)
+    return compiler, frontier
+
+
+@pytest.mark.benchmark(group="attention-incremental")
+def test_native_turn_after_trip_reapplies_sticky_rows(benchmark: Any) -> None:
+    compiler, frontier = _tripped()
+    out = benchmark(compile_attention, compiler, GROUPS, frontier=frontier)
+    assert out.mutated and out.report.stubbed_tool_results > 50
