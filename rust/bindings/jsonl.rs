@@ -83,21 +83,8 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
     if first_line < 1 {
         return Err(PyValueError::new_err("first_line must be >= 1"));
     }
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4);
     let lines: Vec<Line<'_>> = py.detach(|| split_lines(data, first_line));
-    // The objects built here are acyclic and all reachable from the result, so
-    // collections triggered while building them find nothing; on a 100k-entry
-    // file they repeat full passes over the growing heap. Pause the collector
-    // and restore its previous state.
-    let _gc = GcPause::new();
-    let entries = PyList::empty(py);
-    let errors = PyList::empty(py);
-    let mut keys = Keys {
-        py,
-        cache: HashMap::new(),
-    };
+    let mut batches: Vec<&[Line<'_>]> = Vec::new();
     let mut start = 0;
     while start < lines.len() {
         let mut end = start;
@@ -106,24 +93,58 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
             bytes += lines[end].bytes.len();
             end += 1;
         }
-        let batch = &lines[start..end];
+        batches.push(&lines[start..end]);
+        start = end;
+    }
+    // The objects built here are acyclic and all reachable from the result, so
+    // collections triggered while building them find nothing; on a 100k-entry
+    // file they repeat full passes over the growing heap. Pause the collector
+    // and restore its previous state.
+    let _gc = GcPause::new();
+    let mut out = Builder {
+        entries: PyList::empty(py),
+        errors: PyList::empty(py),
+        keys: Keys {
+            py,
+            cache: HashMap::new(),
+        },
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4);
+    for batch in batches {
         let outcomes = py.detach(|| parse_lines(batch, threads));
+        out.add(batch, &outcomes)?;
+        // Freeing a batch's values is pure Rust work too.
+        py.detach(move || drop(outcomes));
+    }
+    Ok((out.entries, out.errors))
+}
+
+struct Builder<'a, 'py> {
+    entries: Bound<'py, PyList>,
+    errors: Bound<'py, PyList>,
+    keys: Keys<'a, 'py>,
+}
+
+impl<'a, 'py> Builder<'a, 'py> {
+    fn add(&mut self, batch: &[Line<'a>], outcomes: &[Outcome<'a>]) -> PyResult<()> {
+        let py = self.keys.py;
         for (outcome, line) in outcomes.iter().zip(batch) {
             match outcome {
-                Outcome::Entry(v) => entries.append(to_py(v, &mut keys)?)?,
+                Outcome::Entry(v) => self.entries.append(to_py(v, &mut self.keys)?)?,
                 Outcome::Blank => {}
                 Outcome::Error(reason) => {
                     let rec = PyDict::new(py);
                     rec.set_item("line", line.number)?;
                     rec.set_item("reason", reason)?;
                     rec.set_item("raw", String::from_utf8_lossy(line.bytes))?;
-                    errors.append(rec)?;
+                    self.errors.append(rec)?;
                 }
             }
         }
-        start = end;
+        Ok(())
     }
-    Ok((entries, errors))
 }
 
 /// Parses a session file's bytes: `(entries, errors)`, errors as
