@@ -242,9 +242,22 @@ def test_overlay_narrowing_allowed() -> None:
     assert n.input_cap == c.input_cap
     both = c.overlay({"triggerRatio": 0.95, "compactRatio": 0.99})
     assert both is not None and both.trigger_ratio == 0.95
-    # An options object: fields left at their defaults are "not mentioned".
+    # An options object: a field at its default counts only when it narrows.
     obj = c.overlay(AttentionCompilerOptions(trigger_ratio=0.8))
     assert obj is not None and obj.trigger_ratio == 0.8 and obj.keep_last == 3
+
+
+def test_overlay_options_object_defaults_apply_only_when_narrowing() -> None:
+    agent = create_attention_compiler(
+        {"keepLast": 5, "thinkingKeepTurns": 0, "triggerRatio": 0.8}, model=MODEL
+    )
+    run = agent.overlay(AttentionCompilerOptions(trigger_ratio=0.85, keep_last=3))
+    assert run is not None
+    # keep_last=3 (the default) narrows 5 -> 3; thinking_keep_turns=1 (default)
+    # would widen 0 -> 1 and reserve_tokens is unchanged, so both are ignored.
+    assert (run.keep_last, run.thinking_keep_turns, run.trigger_ratio) == (3, 0, 0.85)
+    with pytest.raises(TypeError, match="may only lower keep_last"):
+        agent.overlay(AttentionCompilerOptions(keep_last=6))
 
 
 @pytest.mark.parametrize(

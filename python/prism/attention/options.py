@@ -274,24 +274,32 @@ class AttentionCompiler:
             return None
         if run_options is None or run_options is True:
             return self
-        changes = _overlay_fields(run_options)
+        changes = _overlay_fields(self.options, run_options)
         if not changes:
             return self
         return AttentionCompiler(_narrow(self.options, changes), self.input_cap)
 
 
-def _overlay_fields(run_options: object) -> dict[str, Any]:
+def _overlay_fields(base: AttentionCompilerOptions, run_options: object) -> dict[str, Any]:
     if isinstance(run_options, AttentionCompiler):
         run_options = run_options.options
     if isinstance(run_options, AttentionCompilerOptions):
-        # A dataclass cannot say which fields were set: treat fields left at
-        # their default as "not mentioned" so defaults never count as widening.
+        # A dataclass cannot say which fields were set. A field equal to the
+        # agent's changes nothing; one left at its default counts only when
+        # it narrows, so an unmentioned default never reads as widening.
         defaults = AttentionCompilerOptions()
-        return {
-            f.name: getattr(run_options, f.name)
-            for f in dataclasses.fields(AttentionCompilerOptions)
-            if getattr(run_options, f.name) != getattr(defaults, f.name)
-        }
+        changes: dict[str, Any] = {}
+        for f in dataclasses.fields(AttentionCompilerOptions):
+            value = getattr(run_options, f.name)
+            if value == getattr(base, f.name):
+                continue
+            if value == getattr(defaults, f.name):
+                try:
+                    _narrow(base, {f.name: value})
+                except AttentionConfigError:
+                    continue
+            changes[f.name] = value
+        return changes
     if isinstance(run_options, Mapping):
         return _fields_from_json(run_options)
     raise AttentionConfigError(
