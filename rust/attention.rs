@@ -203,11 +203,11 @@ pub fn plan<P: PayloadBytes>(
                 }
                 if under(s.est) {
                     // Truncated only if a row we skip could still be stubbed.
-                    for k in j..tools_end {
-                        if !s.stubbed[k] && !tools[k].protected && s.saving(k)?.is_some() {
-                            s.plan.truncated = true;
-                            break;
-                        }
+                    let mut k = j;
+                    while k < tools_end && !s.plan.truncated {
+                        s.plan.truncated =
+                            !s.stubbed[k] && !tools[k].protected && s.saving(k)?.is_some();
+                        k += 1;
                     }
                     break;
                 }

@@ -144,6 +144,9 @@ fn non_empty<'py>(set: Option<Bound<'py, PyAny>>) -> PyResult<Option<Bound<'py, 
     }
 }
 
+/// One mutated message: strip its thinking?, and (block, stub text) pairs.
+type RowPlan = (bool, Vec<(u32, String)>);
+
 /// Measure and plan one turn; see the module doc of `prism.attention.compile`.
 #[pyfunction]
 #[pyo3(signature = (groups, mutable, extras, cap, trigger_ratio, target_ratio, thinking_keep_turns,
@@ -241,7 +244,7 @@ fn attention_plan<'py>(
     out.set_item("stubbedBytes", planned.stubbed_bytes)?;
     // One entry per mutated message, in request order:
     // (group, row, strip thinking?, ((block, stub text), ...)).
-    let mut rows_out: BTreeMap<(usize, usize), (bool, Vec<(u32, String)>)> = BTreeMap::new();
+    let mut rows_out: BTreeMap<(usize, usize), RowPlan> = BTreeMap::new();
     let keys = PyList::empty(py);
     for &i in &planned.strip {
         let row = turn_rows[i];
