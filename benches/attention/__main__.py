@@ -8,6 +8,7 @@ and a PNG of the per-request input-token curves.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import platform
 import time
@@ -114,8 +115,11 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "attention.json").write_text(json.dumps(summary, indent=1) + "\n")
-    plot(results, cap, args.target, out / "attention.png")
-    console.print(f"wrote {out / 'attention.json'} and {out / 'attention.png'} ({elapsed:.1f}s)")
+    written = [out / "attention.json"]
+    if not args.no_plot:
+        plot(results, cap, args.target, out / "attention.png")
+        written.append(out / "attention.png")
+    console.print(f"wrote {' and '.join(map(str, written))} ({elapsed:.1f}s)")
     return summary
 
 
@@ -125,7 +129,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--target", type=float, default=0.5, help="hysteresis target_ratio")
     parser.add_argument("--out", default="benches/attention/results")
-    anyio.run(main_async, parser.parse_args())
+    parser.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
+    args = parser.parse_args()
+    # Fail before the run, not after minutes of work, when the plot cannot be drawn.
+    if not args.no_plot and importlib.util.find_spec("matplotlib") is None:
+        parser.error(
+            "the plot needs matplotlib: pip install 'prism-harness[bench]' or pass --no-plot"
+        )
+    anyio.run(main_async, args)
 
 
 if __name__ == "__main__":
