@@ -106,6 +106,15 @@ async def test_create_directory_false_reports_missing_directory(tmp_path: Path) 
         await store.append(summary(1))  # type: ignore[arg-type]
 
 
+async def test_parent_that_is_a_file_is_a_store_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    store = create_jsonl_session_store(blocker / "sessions.jsonl")
+    with pytest.raises(StoreError, match="cannot append to session file"):
+        await store.append(summary(1))  # type: ignore[arg-type]
+    assert blocker.read_text() == "x"
+
+
 async def test_appends_use_compact_utf8_lines(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     store = create_jsonl_session_store(path, fsync=True)

@@ -185,12 +185,12 @@ class JsonlSessionStore:
         if not lines:
             return
         payload = b"".join(line + b"\n" for line in lines)
-        if self.create_directory and self._file_id is None:
-            parent = os.path.dirname(self.path)
-            if parent:
-                os.makedirs(parent, exist_ok=True)
         with self._lock:
             try:
+                if self.create_directory and self._file_id is None:
+                    parent = os.path.dirname(self.path)
+                    if parent:
+                        os.makedirs(parent, exist_ok=True)
                 with locked_fd(self.path, exclusive=True, create=True) as fd:
                     assert fd is not None
                     self._apply_tail(self._read_tail(fd))
