@@ -4,6 +4,15 @@ The public API is re-exported here; each capability lives in its own module.
 """
 
 from prism import contracts
+from prism._native import (
+    digest_value,
+    estimate_entry_tokens,
+    estimate_message_tokens,
+    estimate_text_tokens,
+    estimate_value_tokens,
+    json_length,
+    sha256_hex,
+)
 from prism.assembly import (
     ContextProvider,
     DefaultInputBuilder,
@@ -311,14 +320,20 @@ __all__ = [
     "define_command",
     "define_extension",
     "define_tool",
+    "digest_value",
     "dispatch_tool_call",
     "env_credential",
+    "estimate_entry_tokens",
+    "estimate_message_tokens",
+    "estimate_text_tokens",
+    "estimate_value_tokens",
     "execute_command",
     "explicit_credential",
     "get_provider_preset",
     "is_attention_budget_error",
     "is_compaction_entry_data",
     "is_transient_error_info",
+    "json_length",
     "labels",
     "list_leaves",
     "load_config_files",
@@ -342,6 +357,7 @@ __all__ = [
     "resolve_input_cap",
     "resolve_should_compact",
     "run_tool_calls",
+    "sha256_hex",
     "tool",
     "validate_package_manifest",
     "wait_for_retry",
