@@ -20,6 +20,9 @@ struct Keys<'a, 'py> {
 }
 
 impl<'a, 'py> Keys<'a, 'py> {
+    // Takes the Cow itself: only keys borrowed from the input (lifetime 'a)
+    // can be cached across batches.
+    #[allow(clippy::ptr_arg)]
     fn get(&mut self, k: &Cow<'a, str>) -> Bound<'py, PyString> {
         match k {
             Cow::Borrowed(s) if s.len() <= 40 => {

@@ -6,7 +6,7 @@ use crate::json_len::{escaped_extra, int_len, py_float_repr};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytesMethods, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 /// Containers nested deeper than this are refused (this is also what stops
 /// cyclic values). Session-file lines nest the message 3 levels down and the
@@ -206,8 +206,6 @@ fn scan(owner: &Bound<'_, PyString>, bytes: &[u8]) -> (usize, bool) {
         (escaped_extra(bytes), false)
     }
 }
-
-use pyo3::types::PyBytesMethods;
 
 impl Sink for LenSink {
     #[inline]
