@@ -2,10 +2,12 @@
 //! then build dicts for the accepted lines and error records for the rest.
 use crate::jsonl::{parse_lines, split_lines, JVal, Line, Outcome};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyString};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 
 /// Bytes of input per GIL-free parse step: bounds the Rust-side copy of the
@@ -16,25 +18,55 @@ const BATCH_BYTES: usize = 8 << 20;
 /// saves an allocation per key and shares the cached hash, like `json.loads`.
 struct Keys<'a, 'py> {
     py: Python<'py>,
-    cache: HashMap<&'a str, Bound<'py, PyString>>,
+    cache: HashMap<&'a str, Bound<'py, PyString>, BuildHasherDefault<FxHasher>>,
 }
 
 impl<'a, 'py> Keys<'a, 'py> {
+    /// Sets `d[k] = v`, with `k` from the cache when it can be cached.
     // Takes the Cow itself: only keys borrowed from the input (lifetime 'a)
     // can be cached across batches.
     #[allow(clippy::ptr_arg)]
-    fn get(&mut self, k: &Cow<'a, str>) -> Bound<'py, PyString> {
-        match k {
+    fn set(
+        &mut self,
+        d: &Bound<'py, PyDict>,
+        k: &Cow<'a, str>,
+        v: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let key = match k {
             Cow::Borrowed(s) if s.len() <= 40 => {
-                if let Some(v) = self.cache.get(s) {
-                    return v.clone();
-                }
-                let v = PyString::new(self.py, s);
-                self.cache.insert(s, v.clone());
-                v
+                let py = self.py;
+                self.cache.entry(s).or_insert_with(|| PyString::new(py, s))
             }
-            _ => PyString::new(self.py, k),
+            _ => return d.set_item(PyString::new(self.py, k), v),
+        };
+        // SAFETY: all three are live objects; PyDict_SetItem does not steal.
+        if unsafe { ffi::PyDict_SetItem(d.as_ptr(), key.as_ptr(), v.as_ptr()) } < 0 {
+            return Err(PyErr::fetch(self.py));
         }
+        Ok(())
+    }
+}
+
+/// Multiply-rotate hashing for short keys: the cache is private to one call
+/// and its keys come from a file, so SipHash's flooding resistance buys
+/// nothing and costs more than the lookup itself.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.0 = (self.0.rotate_left(5) ^ i as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -48,16 +80,22 @@ fn to_py<'a, 'py>(v: &JVal<'a>, keys: &mut Keys<'a, 'py>) -> PyResult<Bound<'py,
         JVal::F64(f) => PyFloat::new(py, *f).into_any(),
         JVal::Str(s) => PyString::new(py, s).into_any(),
         JVal::Arr(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_py(item, keys)?)?;
+            // Sized once and filled in place: no append reallocations.
+            let list = unsafe {
+                Bound::from_owned_ptr_or_err(py, ffi::PyList_New(items.len() as ffi::Py_ssize_t))?
+            };
+            for (i, item) in items.iter().enumerate() {
+                let obj = to_py(item, keys)?;
+                // SAFETY: i < len; PyList_SetItem steals the reference.
+                unsafe { ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, obj.into_ptr()) };
             }
-            list.into_any()
+            list
         }
         JVal::Obj(pairs) => {
             let d = PyDict::new(py);
             for (k, val) in pairs {
-                d.set_item(keys.get(k), to_py(val, keys)?)?;
+                let val = to_py(val, keys)?;
+                keys.set(&d, k, &val)?;
             }
             d.into_any()
         }
@@ -109,7 +147,7 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
         errors: PyList::empty(py),
         keys: Keys {
             py,
-            cache: HashMap::new(),
+            cache: HashMap::default(),
         },
     };
     let threads = std::thread::available_parallelism()
