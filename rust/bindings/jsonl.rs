@@ -11,8 +11,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 
 /// Bytes of input per GIL-free parse step: bounds the Rust-side copy of the
-/// parsed values so peak memory is the input plus the Python objects.
-const BATCH_BYTES: usize = 8 << 20;
+/// parsed values so peak memory is the input plus the Python objects, and
+/// keeps a batch's values in cache between parsing and building objects
+/// (2 MB measured faster than 1 or 8 MB on the 100k-entry bench).
+const BATCH_BYTES: usize = 2 << 20;
 
 /// Object keys are few and repeated; one Python str per distinct short key
 /// saves an allocation per key and shares the cached hash, like `json.loads`.

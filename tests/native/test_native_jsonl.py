@@ -323,3 +323,16 @@ def test_nesting_limit_fits_every_estimable_value() -> None:
         line({**BASE, "kind": "message", "message": message})
     )
     assert errors == [] and entries[0]["message"] == message
+
+
+@settings(max_examples=200)
+@given(st.lists(st.one_of(st.binary(max_size=40), entries_st.map(line)), max_size=8))
+def test_arbitrary_bytes_never_crash_and_every_line_is_accounted_for(chunks: list[bytes]) -> None:
+    data = b"\n".join(chunks)
+    entries, errors = native.parse_session_entries(data)
+    lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    non_blank = [i + 1 for i, raw in enumerate(lines) if raw.rstrip(b"\r").strip(b" \t\r")]
+    error_lines = [e["line"] for e in errors]
+    assert error_lines == sorted(error_lines)
+    assert len(entries) + len(errors) == len(non_blank)
+    assert set(error_lines) <= set(non_blank)
