@@ -166,13 +166,15 @@ pub fn parse_line<'a>(line: &Line<'a>) -> Outcome<'a> {
     if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
         return Outcome::Blank;
     }
-    let text = match std::str::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(e) => return Outcome::Error(format!("invalid UTF-8 at byte {}", e.valid_up_to())),
-    };
-    let value: JVal<'a> = match serde_json::from_str(text) {
+    // The slice reader checks UTF-8 inside strings, and any non-ASCII byte
+    // outside a string is a syntax error, so a successful parse implies valid
+    // UTF-8; only a failed one needs the separate check for a better reason.
+    let value: JVal<'a> = match serde_json::from_slice(bytes) {
         Ok(v) => v,
         Err(e) => {
+            if let Err(u) = std::str::from_utf8(bytes) {
+                return Outcome::Error(format!("invalid UTF-8 at byte {}", u.valid_up_to()));
+            }
             let mut reason = json_error(&e);
             if line.unterminated && e.is_eof() {
                 reason.push_str(" (torn last line: no trailing newline)");
