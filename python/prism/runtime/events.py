@@ -8,31 +8,17 @@ union and the order the runtime emits it in.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, get_args
 
-from prism.contracts import AgentEvent, ErrorInfo
+from prism.contracts import AgentEvent, AgentEventType, ErrorInfo
 from prism.security.redaction import SecretRedactor
 
 __all__ = ["AGENT_EVENT_TYPES", "AgentEventListener", "EventHub"]
 
 AgentEventListener = Callable[[AgentEvent], Any]
 
-AGENT_EVENT_TYPES: Final[tuple[str, ...]] = (
-    "run_started",
-    "message_started",
-    "message_delta",
-    "message_finished",
-    "tool_call",
-    "tool_result",
-    "retry_scheduled",
-    "compaction_started",
-    "compaction_finished",
-    "attention_compiled",
-    "model_changed",
-    "extension_error",
-    "error",
-    "run_finished",
-)
+# One list of event names: the contract's Literal.
+AGENT_EVENT_TYPES: Final[tuple[str, ...]] = get_args(AgentEventType)
 
 
 class EventHub:
