@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prism.assembly.groups import tool_result_message
 from prism.compaction import CompactionOptions
 from prism.contracts import (
     ErrorInfo,
@@ -121,20 +122,6 @@ def message_entry(
         "kind": "message",
         "message": message,
     }
-
-
-def tool_message(result: ToolResult) -> Message:
-    block: dict[str, Any] = {
-        "type": "tool_result",
-        "toolCallId": result["toolCallId"],
-        "name": result["name"],
-        "result": result.get("value"),
-    }
-    if result.get("isError"):
-        block["isError"] = True
-    if result.get("metadata"):
-        block["metadata"] = result["metadata"]
-    return {"role": "tool", "content": [block]}  # type: ignore[list-item]
 
 
 def _error_result(call: ToolCall, message: str, code: str) -> ToolResult:
@@ -251,7 +238,7 @@ async def _tool_round(session: AgentSession, run: RunState, outcome: TurnOutcome
         for (index, _), result in zip(runnable, dispatched, strict=True):
             results[index] = result
     finished = [r for r in results if r is not None]
-    batch = [outcome.message, *(tool_message(r) for r in finished)]
+    batch = [outcome.message, *(tool_result_message(r) for r in finished)]
     await _append_messages(session, run, batch, first_id=outcome.message_id)
     if over_limit:
         raise MaxToolRoundsError(
