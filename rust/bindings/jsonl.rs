@@ -152,15 +152,40 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
             cache: HashMap::default(),
         },
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4);
-    for batch in batches {
-        let outcomes = py.detach(|| parse_lines(batch, threads));
-        out.add(batch, &outcomes)?;
-        // Freeing a batch's values is pure Rust work too.
-        py.detach(move || drop(outcomes));
+    if batches.len() <= 2 {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4);
+        for batch in batches {
+            let outcomes = py.detach(|| parse_lines(batch, threads));
+            out.add(batch, &outcomes)?;
+            py.detach(move || drop(outcomes));
+        }
+        return Ok((out.entries, out.errors));
     }
+    // A pipeline: one thread parses ahead and another frees finished batches
+    // while this thread (holding the GIL) builds objects.
+    std::thread::scope(|s| -> PyResult<()> {
+        let (parsed_tx, mut parsed_rx) = std::sync::mpsc::sync_channel(4);
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<Vec<Outcome<'_>>>();
+        let all = &batches;
+        s.spawn(move || {
+            for batch in all.iter() {
+                if parsed_tx.send(parse_lines(batch, 1)).is_err() {
+                    break; // the builder stopped on an error
+                }
+            }
+        });
+        s.spawn(move || done_rx.into_iter().for_each(drop));
+        for batch in all.iter() {
+            let (outcomes, rx) = py.detach(move || (parsed_rx.recv(), parsed_rx));
+            parsed_rx = rx;
+            let outcomes = outcomes.expect("the parser thread sends one result per batch");
+            out.add(batch, &outcomes)?;
+            let _ = done_tx.send(outcomes);
+        }
+        Ok(())
+    })?;
     Ok((out.entries, out.errors))
 }
 
