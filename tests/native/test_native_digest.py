@@ -13,7 +13,7 @@ from tests.oracles import digest as oracle
 from prism import _native as native
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(json_values)
 def test_digest_value_matches_hashlib_over_json_dumps(value: Any) -> None:
     data = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
@@ -21,7 +21,7 @@ def test_digest_value_matches_hashlib_over_json_dumps(value: Any) -> None:
     assert native.digest_value(value) == want == oracle.digest_value(value)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.one_of(st.binary(), st.text()))
 def test_sha256_hex(data: bytes | str) -> None:
     assert native.sha256_hex(data) == oracle.sha256_hex(data)

@@ -90,7 +90,7 @@ bad_lines = st.one_of(
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(entries_st.map(line), bad_lines), max_size=12), st.booleans())
 def test_native_matches_oracle(lines: list[bytes], crlf: bool) -> None:
     data = (b"\r\n" if crlf else b"\n").join(lines)
@@ -325,7 +325,7 @@ def test_nesting_limit_fits_every_estimable_value() -> None:
     assert errors == [] and entries[0]["message"] == message
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(st.binary(max_size=40), entries_st.map(line)), max_size=8))
 def test_arbitrary_bytes_never_crash_and_every_line_is_accounted_for(chunks: list[bytes]) -> None:
     data = b"\n".join(chunks)

@@ -21,7 +21,7 @@ def text_with_secrets(draw: st.DrawFn) -> tuple[list[str], str]:
     return secrets, "".join(parts)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(text_with_secrets())
 def test_redact_text_matches_oracle(case: tuple[list[str], str]) -> None:
     secrets, text = case
@@ -31,7 +31,7 @@ def test_redact_text_matches_oracle(case: tuple[list[str], str]) -> None:
     assert len(r) == len(o)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(secret_sets, json_values)
 def test_redact_value_matches_oracle(secrets: list[str], value: Any) -> None:
     r, o = native.Redactor(secrets, mask="<m>"), oracle.Redactor(secrets, mask="<m>")
@@ -41,7 +41,7 @@ def test_redact_value_matches_oracle(secrets: list[str], value: Any) -> None:
         assert got is value
 
 
-@settings(max_examples=100)
+@settings(max_examples=100, deadline=None)
 @given(secret_sets, st.dictionaries(texts, json_values, min_size=1, max_size=4))
 def test_redact_value_copies_only_changed_paths(secrets: list[str], value: Any) -> None:
     r = native.Redactor(secrets)

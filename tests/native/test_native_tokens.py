@@ -22,27 +22,27 @@ def test_constants_match_oracle() -> None:
     assert native.MESSAGE_OVERHEAD_TOKENS == oracle.MESSAGE_OVERHEAD_TOKENS
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(json_values)
 def test_json_length_equals_json_dumps(value: Any) -> None:
     assert native.json_length(value) == dumps_len(value) == oracle.json_length(value)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(json_values)
 def test_value_tokens_are_ceil_quarter(value: Any) -> None:
     want = math.ceil(dumps_len(value) / 4)
     assert native.estimate_value_tokens(value) == want == oracle.estimate_value_tokens(value)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(texts)
 def test_text_tokens(text: str) -> None:
     assert native.estimate_text_tokens(text) == math.ceil(len(text) / 4)
     assert native.estimate_text_tokens(text) == oracle.estimate_text_tokens(text)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(messages)
 def test_message_tokens_match_oracle(message: dict[str, Any]) -> None:
     assert native.estimate_message_tokens(message) == oracle.estimate_message_tokens(message)
