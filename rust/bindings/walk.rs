@@ -13,7 +13,7 @@ use pyo3::types::{PyBool, PyBytesMethods, PyDict, PyFloat, PyInt, PyList, PyStri
 /// JSONL parser allows 127, so every accepted value can be stored and read back.
 pub const MAX_DEPTH: usize = 100;
 
-/// Strings at least this long are scanned or hashed with the GIL released.
+/// Strings at least this long are hashed with the GIL released.
 pub const DETACH_BYTES: usize = 1 << 20;
 
 pub enum Seg {
@@ -140,6 +140,11 @@ pub fn surrogate_bytes<'py>(
 }
 
 pub trait Sink {
+    /// Whether `string`/`key` may release the GIL. Walks with sinks that
+    /// never do can borrow every container and item (no refcounting): with
+    /// the GIL held throughout and no Python code running, nothing can drop
+    /// them. Sinks that may must say so (the default is the safe answer).
+    const MAY_DETACH: bool = true;
     fn punct(&mut self, b: &'static [u8]);
     fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()>;
     /// A dict key; sinks may cache per key object (keys repeat across rows).
@@ -165,8 +170,8 @@ pub struct LenSink {
     /// Literal lengths of recently seen key objects, by address. Keys are
     /// shared objects (interned literals, parser key caches), so rows of
     /// `{"path":..,"size":..}` measure each key once. Sound because every key
-    /// seen stays referenced by its dict for the whole walk while the GIL is
-    /// held; the table is cleared whenever the GIL is released.
+    /// seen stays referenced by its dict for the whole walk, which holds the
+    /// GIL from start to end.
     keys: [(usize, usize); KEY_SLOTS],
 }
 
@@ -179,46 +184,33 @@ impl Default for LenSink {
     }
 }
 
-/// Literal length of `s` and whether the GIL was released to scan it.
-pub fn string_len_detached(s: &Bound<'_, PyString>) -> WalkResult<(usize, bool)> {
+/// Literal length of a str in compact JSON (quotes and escapes included).
+/// Keeps the GIL: the scan is far cheaper than a hand-off (see `LenSink`).
+#[inline]
+pub fn string_len(s: &Bound<'_, PyString>) -> WalkResult<usize> {
     let cp = code_points(s);
-    let (extra, detached) = match s.to_str() {
-        Ok(text) => scan(s, text.as_bytes()),
+    let extra = match s.to_str() {
+        Ok(text) => escaped_extra(text.as_bytes()),
         Err(_) => {
             let b = surrogate_bytes(s).map_err(|e| WalkError::from_py(s.py(), e))?;
-            scan(s, b.as_bytes())
+            escaped_extra(b.as_bytes())
         }
     };
-    Ok((cp + 2 + extra, detached))
-}
-
-pub fn string_len(s: &Bound<'_, PyString>) -> WalkResult<usize> {
-    Ok(string_len_detached(s)?.0)
-}
-
-fn scan(owner: &Bound<'_, PyString>, bytes: &[u8]) -> (usize, bool) {
-    if bytes.len() >= DETACH_BYTES {
-        // `owner` may be only borrowed from its container; hold it while
-        // other threads run, so `bytes` (its UTF-8 buffer) stays valid.
-        let _keep = owner.clone();
-        (detach(owner.py(), || escaped_extra(bytes)), true)
-    } else {
-        (escaped_extra(bytes), false)
-    }
+    Ok(cp + 2 + extra)
 }
 
 impl Sink for LenSink {
+    // Counting escapes runs at ~20 GB/s: a 1 MiB string takes ~50 us, far
+    // less than a GIL hand-off is worth, so the length walk keeps the GIL
+    // and in exchange walks on borrowed references only.
+    const MAY_DETACH: bool = false;
     #[inline]
     fn punct(&mut self, b: &'static [u8]) {
         self.total += b.len();
     }
     #[inline]
     fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
-        let (len, detached) = string_len_detached(s)?;
-        if detached {
-            self.keys = [(0, 0); KEY_SLOTS];
-        }
-        self.total += len;
+        self.total += string_len(s)?;
         Ok(())
     }
     #[inline]
@@ -230,12 +222,8 @@ impl Sink for LenSink {
             self.total += len;
             return Ok(());
         }
-        let (len, detached) = string_len_detached(s)?;
-        if detached {
-            self.keys = [(0, 0); KEY_SLOTS];
-        } else {
-            self.keys[slot] = (addr, len);
-        }
+        let len = string_len(s)?;
+        self.keys[slot] = (addr, len);
         self.total += len;
         Ok(())
     }
@@ -349,10 +337,16 @@ fn walk_dict<S: Sink>(d: &Bound<'_, PyDict>, depth: usize, sink: &mut S) -> Walk
     if depth > MAX_DEPTH {
         return Err(too_deep());
     }
-    // A strong reference keeps the dict alive even if a detached scan below
-    // lets another thread drop it from its parent; values are borrowed (the
-    // sinks take their own reference before releasing the GIL).
-    let d = d.clone();
+    // With a sink that may release the GIL, a strong reference keeps the
+    // dict alive even if another thread drops it from its parent meanwhile;
+    // values stay borrowed (such sinks take their own reference first).
+    let strong;
+    let d = if S::MAY_DETACH {
+        strong = d.clone();
+        &strong
+    } else {
+        d
+    };
     let py = d.py();
     sink.punct(b"{");
     let mut pos: ffi::Py_ssize_t = 0;
@@ -360,10 +354,16 @@ fn walk_dict<S: Sink>(d: &Bound<'_, PyDict>, depth: usize, sink: &mut S) -> Walk
     let mut vp: *mut ffi::PyObject = std::ptr::null_mut();
     let mut first = true;
     while unsafe { ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut kp, &mut vp) } != 0 {
-        // The key is owned (error paths name it after the value's walk,
-        // which may have released the GIL); the value is borrowed.
-        let k = unsafe { Bound::from_borrowed_ptr(py, kp) };
-        let k: &Bound<'_, PyAny> = &k;
+        // Error paths name the key after the value's walk; if that walk may
+        // have released the GIL, the key is owned. The value is borrowed.
+        let kb = unsafe { Borrowed::from_ptr(py, kp) };
+        let owned;
+        let k: &Bound<'_, PyAny> = if S::MAY_DETACH {
+            owned = kb.to_owned();
+            &owned
+        } else {
+            &kb
+        };
         let v = unsafe { Borrowed::from_ptr(py, vp) };
 
         if !first {
@@ -394,7 +394,13 @@ fn walk_list<S: Sink>(l: &Bound<'_, PyList>, depth: usize, sink: &mut S) -> Walk
     if depth > MAX_DEPTH {
         return Err(too_deep());
     }
-    let l = l.clone();
+    let strong;
+    let l = if S::MAY_DETACH {
+        strong = l.clone();
+        &strong
+    } else {
+        l
+    };
     let py = l.py();
     sink.punct(b"[");
     let mut i = 0;

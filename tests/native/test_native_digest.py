@@ -61,3 +61,14 @@ def test_sha256_hex_rejects_other_types() -> None:
         native.sha256_hex(3)  # type: ignore[arg-type]
     with pytest.raises(UnicodeEncodeError):
         native.sha256_hex("\ud800")
+
+
+def test_paths_survive_a_gil_release_inside_the_walk() -> None:
+    big = "b\n" * (1 << 20)  # 2 MiB: hashed with the GIL released
+    value = {"k": [big, {"x": big}]}
+    assert native.digest_value(value) == oracle.digest_value(value)
+    with pytest.raises(TypeError, match=r"at \$\.k\[2\]\.z$"):
+        native.digest_value({"k": [big, 1, {"z": b""}]})
+    with pytest.raises(TypeError) as caught:
+        native.digest_value({big: [b""]})
+    assert str(caught.value).endswith('at $["' + "b\\n" * 32 + '"][0]')
