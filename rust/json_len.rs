@@ -19,6 +19,11 @@ pub fn escape_extra(b: u8) -> usize {
 /// Sum of `escape_extra` over `bytes`. Bytes >= 0x80 never need escaping, so
 /// this works on UTF-8 (and on surrogate-pass encodings) without decoding.
 pub fn escaped_extra(bytes: &[u8]) -> usize {
+    if bytes.len() < 64 {
+        // Keys, ids, paths: most strings are short, and a vector loop's setup
+        // costs more than it saves there (measured 3x slower on 35 bytes).
+        return escaped_extra_short(bytes);
+    }
     #[cfg(target_arch = "x86_64")]
     {
         // Wheels target baseline x86-64 (SSE2); AVX2 doubles the lane count
@@ -56,6 +61,26 @@ fn escaped_extra_lanes(bytes: &[u8]) -> usize {
         acc = acc.wrapping_add(extra_u8(b));
     }
     total + acc as usize
+}
+
+/// Eight bytes at a time: a word with no byte below 0x20, no `"` and no `\`
+/// (the usual case) is skipped with a few integer ops; flagged words (the
+/// test may over-flag, never under-flag) are counted byte by byte.
+fn escaped_extra_short(bytes: &[u8]) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |w: u64| w.wrapping_sub(LO) & !w & HI;
+    let mut total = 0;
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        let below_space = w.wrapping_sub(LO * 0x20) & !w & HI;
+        let special = below_space | has_zero(w ^ (LO * b'"' as u64)) | has_zero(w ^ (LO * b'\\' as u64));
+        if special != 0 {
+            total += word.iter().map(|&b| extra_u8(b) as usize).sum::<usize>();
+        }
+    }
+    total + words.remainder().iter().map(|&b| extra_u8(b) as usize).sum::<usize>()
 }
 
 #[inline(always)]
@@ -155,6 +180,15 @@ mod tests {
         let all: Vec<u8> = (0..=255u8).cycle().take(5000).collect();
         let slow: usize = all.iter().map(|&b| escape_extra(b)).sum();
         assert_eq!(escaped_extra(&all), slow);
+        // Short inputs take the word-at-a-time path: every length, offset
+        // and byte value must agree with the per-byte rule.
+        for start in 0..256 {
+            for len in 0..64 {
+                let s = &all[start..start + len];
+                let want: usize = s.iter().map(|&b| escape_extra(b)).sum();
+                assert_eq!(escaped_extra(s), want, "start {start} len {len}");
+            }
+        }
     }
 
     #[test]
