@@ -15,6 +15,8 @@
 mod measure;
 #[path = "attention_py.rs"]
 mod py;
+#[path = "attention_size.rs"]
+mod size;
 pub use py::register;
 
 /// Characters of the stub text that do not depend on the row:

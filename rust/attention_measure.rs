@@ -13,12 +13,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytesMethods, PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
 
 use super::ceil4;
+pub(super) use super::size::json_size;
+use super::size::Size;
 use crate::bindings::tokens::{IMAGE_TOKENS as IMAGE, MESSAGE_OVERHEAD_TOKENS};
-use crate::bindings::walk::{code_points, surrogate_bytes, walk, Sink, WalkError, WalkResult};
-use crate::json_len::{escaped_extra, int_len};
+use crate::bindings::walk::code_points;
+use crate::json_len::escaped_extra;
 
 // The same per-block rules as `estimate_message_tokens` (bindings::tokens).
 const MESSAGE_OVERHEAD: u64 = MESSAGE_OVERHEAD_TOKENS as u64;
@@ -33,64 +35,12 @@ const APPROVAL_KEYS: [&str; 7] = [
     "elicitation",
 ];
 
-// --- compact JSON size (the native helper's in-place walk) --------------------
-
-/// Code points and UTF-8 bytes of a value's compact JSON form in one walk.
-#[derive(Default)]
-pub(super) struct SizeSink {
-    pub(super) chars: u64,
-    pub(super) bytes: u64,
-}
-
-impl Sink for SizeSink {
-    #[inline]
-    fn punct(&mut self, b: &'static [u8]) {
-        self.chars += b.len() as u64;
-        self.bytes += b.len() as u64;
-    }
-    fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
-        let cps = code_points(s) as u64;
-        let (extra, len) = match s.to_str() {
-            Ok(t) => (escaped_extra(t.as_bytes()) as u64, t.len() as u64),
-            Err(_) => {
-                let b = surrogate_bytes(s).map_err(|e| WalkError::from_py(s.py(), e))?;
-                (
-                    escaped_extra(b.as_bytes()) as u64,
-                    b.as_bytes().len() as u64,
-                )
-            }
-        };
-        self.chars += cps + 2 + extra;
-        self.bytes += len + 2 + extra;
-        Ok(())
-    }
-    fn int(&mut self, v: i64) {
-        let n = int_len(v) as u64;
-        self.chars += n;
-        self.bytes += n;
-    }
-    fn digits(&mut self, d: &str) {
-        self.chars += d.len() as u64;
-        self.bytes += d.len() as u64;
-    }
-    fn float(&mut self, repr: &str) {
-        self.chars += repr.len() as u64;
-        self.bytes += repr.len() as u64;
-    }
-}
-
-pub(super) fn json_len(v: &Bound<'_, PyAny>) -> PyResult<SizeSink> {
-    let mut sink = SizeSink::default();
-    walk(v, 0, &mut sink).map_err(WalkError::into_pyerr)?;
-    Ok(sink)
-}
-
 fn text_chars(v: Option<Bound<'_, PyAny>>) -> PyResult<u64> {
     match v {
         Some(v) => match v.cast::<PyString>() {
             Ok(s) => Ok(code_points(s) as u64),
             Err(_) if v.is_none() => Ok(0),
-            Err(_) => Ok(json_len(&v)?.chars),
+            Err(_) => Ok(json_size(&v)?.chars),
         },
         None => Ok(0),
     }
@@ -131,6 +81,9 @@ pub(super) struct RowMeasure {
 fn has_approval(meta: Option<Bound<'_, PyAny>>) -> PyResult<bool> {
     if let Some(meta) = meta {
         if let Ok(d) = meta.cast::<PyDict>() {
+            if d.is_empty() {
+                return Ok(false);
+            }
             for key in APPROVAL_KEYS {
                 if d.contains(key)? {
                     return Ok(true);
@@ -141,7 +94,7 @@ fn has_approval(meta: Option<Bound<'_, PyAny>>) -> PyResult<bool> {
     Ok(false)
 }
 
-fn string_field(d: &Bound<'_, PyDict>, key: &str) -> PyResult<String> {
+fn string_field(d: &Bound<'_, PyDict>, key: &Bound<'_, PyString>) -> PyResult<String> {
     Ok(match d.get_item(key)? {
         Some(v) => match v.cast::<PyString>() {
             Ok(s) => s.to_string_lossy().into_owned(),
@@ -196,7 +149,7 @@ pub(super) fn measure_message(
     let message_approval = has_approval(d.get_item(intern!(d.py(), "metadata"))?)?;
     for (b, block) in list.iter().enumerate() {
         let Ok(bd) = block.cast::<PyDict>() else {
-            m.tokens += ceil4(json_len(&block)?.chars);
+            m.tokens += ceil4(json_size(&block)?.chars);
             continue;
         };
         let kind = bd.get_item(intern!(bd.py(), "type"))?;
@@ -217,18 +170,18 @@ pub(super) fn measure_message(
             Some("image") => m.tokens += IMAGE_TOKENS,
             Some("tool_call") => {
                 let args = match bd.get_item(intern!(bd.py(), "arguments"))? {
-                    Some(a) => json_len(&a)?.chars,
+                    Some(a) => json_size(&a)?.chars,
                     None => 0,
                 };
                 m.tokens += ceil4(text_chars(bd.get_item(intern!(bd.py(), "name"))?)? + args);
             }
             Some("tool_result") => {
-                let name = string_field(bd, "name")?;
-                let id = string_field(bd, "toolCallId")?;
+                let name = string_field(bd, intern!(bd.py(), "name"))?;
+                let id = string_field(bd, intern!(bd.py(), "toolCallId"))?;
                 let name_chars = name.chars().count() as u64;
                 let payload = match bd.get_item(intern!(bd.py(), "result"))? {
-                    Some(r) => json_len(&r)?,
-                    None => SizeSink { chars: 4, bytes: 4 },
+                    Some(r) => json_size(&r)?,
+                    None => Size { chars: 4, bytes: 4 },
                 };
                 let payload_tokens = ceil4(name_chars + payload.chars);
                 m.tokens += payload_tokens;
@@ -253,7 +206,7 @@ pub(super) fn measure_message(
                     memo: Mutex::new(StubMemo::default()),
                 });
             }
-            _ => m.tokens += ceil4(json_len(&block)?.chars),
+            _ => m.tokens += ceil4(json_size(&block)?.chars),
         }
     }
     Ok(m)
@@ -276,7 +229,7 @@ pub(super) fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
                     continue;
                 };
                 let is_call = bd
-                    .get_item("type")?
+                    .get_item(intern!(bd.py(), "type"))?
                     .map(|t| {
                         t.cast::<PyString>()
                             .map(|s| s.to_str().ok() == Some("tool_call"))
@@ -298,7 +251,7 @@ pub(super) fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
                     continue;
                 };
                 let is_thinking = bd
-                    .get_item("type")?
+                    .get_item(intern!(bd.py(), "type"))?
                     .map(|t| {
                         t.cast::<PyString>()
                             .map(|s| s.to_str().ok() == Some("thinking"))
@@ -311,7 +264,7 @@ pub(super) fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
                 let source = match bd.get_item(intern!(bd.py(), "signature"))? {
                     Some(s) if s.is_truthy()? => s,
                     _ => bd
-                        .get_item("text")?
+                        .get_item(intern!(bd.py(), "text"))?
                         .unwrap_or_else(|| PyString::new(msg.py(), "").into_any()),
                 };
                 let text = source.str()?;
@@ -490,7 +443,7 @@ pub(super) fn measure_groups<'py>(
             }
             let tokens = match tokens {
                 Some(t) => t,
-                None => ceil4(json_len(&value)?.chars),
+                None => ceil4(json_size(&value)?.chars),
             };
             used += tokens;
             if guard.is_some() {

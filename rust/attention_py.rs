@@ -5,11 +5,12 @@
 use std::collections::{BTreeMap, HashSet};
 
 use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use super::measure::{
-    json_len, measure_groups, measure_message, thinking_key, AttentionMeasureCache, MeasuredRow,
+    json_size, measure_groups, measure_message, thinking_key, AttentionMeasureCache, MeasuredRow,
     StubMemo, ToolMeasure,
 };
 use super::{plan, Params, PayloadBytes, ThinkingTurn, ToolRow};
@@ -85,12 +86,12 @@ impl<'py> Sizes<'_, 'py> {
             .row
             .obj
             .cast::<PyDict>()?
-            .get_item("content")?
+            .get_item(intern!(t.row.obj.py(), "content"))?
             .expect("measured content");
         let block = content.get_item(t.tool.block as usize)?;
         Ok(block
             .cast::<PyDict>()?
-            .get_item("result")?
+            .get_item(intern!(t.row.obj.py(), "result"))?
             .unwrap_or_else(|| t.row.obj.py().None().into_bound(t.row.obj.py())))
     }
 
@@ -123,7 +124,7 @@ impl PayloadBytes for Sizes<'_, '_> {
             return Ok(bytes);
         }
         let payload = self.payload(j)?;
-        let bytes = json_len(&payload)?.bytes;
+        let bytes = json_size(&payload)?.bytes;
         self.known[j] = Some(bytes);
         self.remember(j, |m| m.bytes = Some(bytes));
         Ok(bytes)
@@ -291,7 +292,7 @@ fn attention_plan<'py>(
 /// (exposed for the oracle parity tests).
 #[pyfunction]
 fn attention_json_size(value: &Bound<'_, PyAny>) -> PyResult<(u64, u64)> {
-    let s = json_len(value)?;
+    let s = json_size(value)?;
     Ok((s.chars, s.bytes))
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.oracles import attention_oracle as oracle
@@ -146,3 +147,47 @@ def test_tokens_agree_with_public_estimator() -> None:
         ],
     }
     assert _native.attention_message_tokens(msg) == _native.estimate_message_tokens(msg)
+
+
+class _Str(str):
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        json_leaf
+        | st.text(max_size=80)  # lone surrogates included: UTF-8 only via surrogatepass
+        | st.builds(_Str, text)
+        | st.integers(-(2**64), 2**64),
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.lists(inner, max_size=3).map(tuple)
+            | st.dictionaries(text, inner, max_size=4)
+            | st.dictionaries(text, inner, max_size=2).map(_Dict)
+        ),
+        max_leaves=16,
+    )
+)
+def test_json_size_fast_and_generic_paths_agree(value: Any) -> None:
+    # Exact built-ins take the native fast path; subclasses, ints past 64
+    # bits and lone surrogates make it hand the value to the generic walk.
+    assert _native.attention_json_size(value) == oracle.json_size(value)
+
+
+def test_json_size_errors_name_the_path() -> None:
+    deep: Any = []
+    for _ in range(150):
+        deep = [deep]
+    with pytest.raises(ValueError, match="MAX_DEPTH"):
+        _native.attention_json_size({"a": deep})
+    with pytest.raises(TypeError, match=r"keys must be str, not int at \$\.x"):
+        _native.attention_json_size({"x": {1: 2}})
+    with pytest.raises(TypeError, match=r"not JSON serializable at \$\[1\]"):
+        _native.attention_json_size(["ok", object()])
+    with pytest.raises(ValueError, match="Out of range float"):
+        _native.attention_json_size({"f": float("nan")})

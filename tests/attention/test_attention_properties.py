@@ -43,6 +43,14 @@ def _pairs(groups: dict[str, Any]) -> list[tuple[str, str]]:
 def test_compile_properties(
     history: list[Any], in_flight: list[Any], ratio: float, keep_last: int, keep_turns: int
 ) -> None:
+    # Message ids and tool-call ids are the sticky keys; in a session they are
+    # unique, and two rows sharing one would be re-applied together.
+    for i, msg in enumerate([*history, *in_flight]):
+        if "id" in msg:
+            msg["id"] = f"m{i}"
+        for b, blk in enumerate(msg["content"]):
+            if isinstance(blk, dict) and blk.get("type") == "tool_result":
+                blk["toolCallId"] = f"c{i}.{b}"
     groups = {"history": history, "tool_results": in_flight}
     before = copy.deepcopy(groups)
     used = oracle.plan(

@@ -1,0 +1,328 @@
+//! Compact-JSON size (code points and UTF-8 bytes) of a Python value, the
+//! attention pass's hot loop.
+//!
+//! A fast path walks exact built-in types (str, dict with str keys, list,
+//! tuple, int within 64 bits, float, bool, None) through raw FFI: no
+//! refcounting, no error bookkeeping, dict keys measured once per call by
+//! address. Anything else (subclasses, huge ints, lone surrogates, nesting
+//! past `MAX_DEPTH`) makes it give up, and the whole value is measured again
+//! by the shared generic walk (`bindings::walk`), which owns every error
+//! message. The two agree on every value the fast path accepts; the
+//! hypothesis parity tests hold both to the pure-Python oracle.
+use std::ptr::addr_of_mut;
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytesMethods, PyString};
+
+use crate::bindings::walk::{
+    code_points, surrogate_bytes, walk, Sink, WalkError, WalkResult, MAX_DEPTH,
+};
+use crate::json_len::{escaped_extra, int_len, py_float_repr};
+
+/// Code points and UTF-8 bytes of a value's compact JSON form.
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Size {
+    pub(super) chars: u64,
+    pub(super) bytes: u64,
+}
+
+impl Size {
+    #[inline(always)]
+    fn ascii(&mut self, n: u64) {
+        self.chars += n;
+        self.bytes += n;
+    }
+}
+
+/// Size of `v`'s compact JSON (`json.dumps(v, separators=(",", ":"),
+/// ensure_ascii=False)`: `chars` is its `len`, `bytes` its UTF-8 length).
+pub(super) fn json_size(v: &Bound<'_, PyAny>) -> PyResult<Size> {
+    let mut keys = [(0, Size::default()); KEY_SLOTS];
+    // SAFETY: the GIL is held (we have a `Bound`), and walking exact built-in
+    // types runs no Python code, so every borrowed pointer stays valid.
+    let size = unsafe { fast_value(v.as_ptr(), 0, &mut keys) };
+    if size.chars != BAIL {
+        return Ok(size);
+    }
+    let mut sink = SlowSink::default();
+    walk(v, 0, &mut sink).map_err(WalkError::into_pyerr)?;
+    Ok(sink.size)
+}
+
+// --- fast path ------------------------------------------------------------------
+
+const KEY_SLOTS: usize = 32;
+/// `chars` of a fast-path result that means "not handled here". Sizes come
+/// back by value (two registers), so the accumulators never touch memory.
+const BAIL: u64 = u64::MAX;
+const GIVE_UP: Size = Size {
+    chars: BAIL,
+    bytes: 0,
+};
+
+/// Literal sizes of key objects seen in this call, by address. Sound: every
+/// key stays referenced by its dict, and no Python code runs during the
+/// walk, so an address cannot be reused before it returns.
+type Keys = [(usize, Size); KEY_SLOTS];
+
+#[inline(always)]
+fn ascii(n: u64) -> Size {
+    Size { chars: n, bytes: n }
+}
+
+/// `obj`'s size, or `GIVE_UP` when `obj` (or something inside it) is not an
+/// exact built-in the fast path handles. `depth` counts enclosing containers.
+///
+/// Safety: GIL held, `obj` a valid object kept alive by the caller.
+unsafe fn fast_value(obj: *mut ffi::PyObject, depth: usize, keys: &mut Keys) -> Size {
+    let ty = ffi::Py_TYPE(obj);
+    if ty == addr_of_mut!(ffi::PyUnicode_Type) {
+        return fast_string(obj);
+    }
+    if ty == addr_of_mut!(ffi::PyDict_Type) {
+        if depth >= MAX_DEPTH {
+            return GIVE_UP;
+        }
+        return fast_dict(obj, depth + 1, keys);
+    }
+    if ty == addr_of_mut!(ffi::PyList_Type) {
+        return fast_seq(obj, depth, keys, ffi::PyList_Size, ffi::PyList_GetItem);
+    }
+    if ty == addr_of_mut!(ffi::PyLong_Type) {
+        let mut overflow = 0;
+        let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
+        if overflow != 0 || (v == -1 && !ffi::PyErr_Occurred().is_null()) {
+            ffi::PyErr_Clear();
+            return GIVE_UP;
+        }
+        return ascii(int_len(v) as u64);
+    }
+    if obj == ffi::Py_True() || obj == ffi::Py_None() {
+        return ascii(4);
+    }
+    if obj == ffi::Py_False() {
+        return ascii(5);
+    }
+    if ty == addr_of_mut!(ffi::PyFloat_Type) {
+        return match py_float_repr(ffi::PyFloat_AsDouble(obj)) {
+            Some(r) => ascii(r.len() as u64),
+            None => GIVE_UP,
+        };
+    }
+    if ty == addr_of_mut!(ffi::PyTuple_Type) {
+        return fast_seq(obj, depth, keys, ffi::PyTuple_Size, ffi::PyTuple_GetItem);
+    }
+    GIVE_UP
+}
+
+#[inline(always)]
+unsafe fn fast_seq(
+    obj: *mut ffi::PyObject,
+    depth: usize,
+    keys: &mut Keys,
+    len: unsafe extern "C" fn(*mut ffi::PyObject) -> ffi::Py_ssize_t,
+    item: unsafe extern "C" fn(*mut ffi::PyObject, ffi::Py_ssize_t) -> *mut ffi::PyObject,
+) -> Size {
+    if depth >= MAX_DEPTH {
+        return GIVE_UP;
+    }
+    let n = len(obj);
+    // Brackets and the commas between items.
+    let mut total = ascii(2 + (n.max(1) - 1) as u64);
+    for i in 0..n {
+        let it = item(obj, i);
+        if it.is_null() {
+            ffi::PyErr_Clear();
+            return GIVE_UP;
+        }
+        let s = fast_value(it, depth + 1, keys);
+        if s.chars == BAIL {
+            return GIVE_UP;
+        }
+        total.chars += s.chars;
+        total.bytes += s.bytes;
+    }
+    total
+}
+
+unsafe fn fast_dict(obj: *mut ffi::PyObject, depth: usize, keys: &mut Keys) -> Size {
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut k: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut v: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut n = 0u64;
+    let mut total = Size::default();
+    while ffi::PyDict_Next(obj, &mut pos, &mut k, &mut v) != 0 {
+        n += 1;
+        if ffi::Py_TYPE(k) != addr_of_mut!(ffi::PyUnicode_Type) {
+            return GIVE_UP;
+        }
+        let addr = k as usize;
+        let slot = (addr >> 4) % KEY_SLOTS;
+        let (cached, mut key) = keys[slot];
+        if cached != addr {
+            key = fast_string(k);
+            if key.chars == BAIL {
+                return GIVE_UP;
+            }
+            keys[slot] = (addr, key);
+        }
+        // Short string values are the common case: no call for them.
+        let value = if ffi::Py_TYPE(v) == addr_of_mut!(ffi::PyUnicode_Type) {
+            fast_string(v)
+        } else {
+            fast_value(v, depth, keys)
+        };
+        if value.chars == BAIL {
+            return GIVE_UP;
+        }
+        total.chars += key.chars + value.chars;
+        total.bytes += key.bytes + value.bytes;
+    }
+    // Braces, a colon per item and the commas between items.
+    total.chars += 2 + n + n.max(1) - 1;
+    total.bytes += 2 + n + n.max(1) - 1;
+    total
+}
+
+/// A str's JSON literal, or `GIVE_UP` (error cleared) for lone surrogates,
+/// which have no UTF-8 form and take the slow path.
+#[inline(always)]
+unsafe fn fast_string(obj: *mut ffi::PyObject) -> Size {
+    let mut n: ffi::Py_ssize_t = 0;
+    let p = ffi::PyUnicode_AsUTF8AndSize(obj, &mut n);
+    if p.is_null() {
+        ffi::PyErr_Clear();
+        return GIVE_UP;
+    }
+    let utf8 = std::slice::from_raw_parts(p.cast::<u8>(), n as usize);
+    let extra = string_extra(utf8);
+    Size {
+        chars: ffi::PyUnicode_GetLength(obj) as u64 + 2 + extra,
+        bytes: n as u64 + 2 + extra,
+    }
+}
+
+/// `escaped_extra` tuned for the many short strings of JSON payloads (paths,
+/// names, log lines): eight bytes at a time, and a word with nothing to
+/// escape (the common case) costs a few ALU operations. Long strings take
+/// the shared SIMD scan.
+#[inline(always)]
+fn string_extra(utf8: &[u8]) -> u64 {
+    let n = utf8.len();
+    if n >= 64 {
+        return escaped_extra(utf8) as u64;
+    }
+    let mut total = 0u64;
+    let mut i = 0;
+    while i + 8 <= n {
+        total += word_extra(load8(utf8, i));
+        i += 8;
+    }
+    let rest = n - i;
+    if rest > 0 {
+        // No byte copy through memory (a copied tail stalls store
+        // forwarding): either the last eight bytes with the already counted
+        // ones replaced by padding, or the short string assembled in a register.
+        let w = if n >= 8 {
+            let fresh = !0u64 << ((8 - rest) * 8);
+            (load8(utf8, n - 8) & fresh) | (PAD & !fresh)
+        } else {
+            let mut w = PAD;
+            for (k, &b) in utf8.iter().enumerate() {
+                w = (w & !(0xff << (k * 8))) | ((b as u64) << (k * 8));
+            }
+            w
+        };
+        total += word_extra(w);
+    }
+    total
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+/// Eight 'a's: needs no escaping, so padding with it adds nothing.
+const PAD: u64 = ONES * b'a' as u64;
+
+#[inline(always)]
+fn load8(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Escape cost of the eight bytes of `w`.
+#[inline(always)]
+fn word_extra(w: u64) -> u64 {
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    // Exact as a yes/no: some byte is < 0x20, '"' or '\\'.
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    if control | zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64)) == 0 {
+        return 0;
+    }
+    w.to_le_bytes()
+        .iter()
+        .map(|&b| crate::json_len::escape_extra(b) as u64)
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_scan_matches_shared_scan() {
+        let alphabet: &[u8] = b"a\"\\\n\t\x00\x1f\x08\x0c\r \x7f\xc3\xa9/";
+        // Every length up to 70 and every position of every special byte.
+        for n in 0..70usize {
+            for (k, &special) in alphabet.iter().enumerate() {
+                let mut s: Vec<u8> = (0..n)
+                    .map(|i| alphabet[(i * 7 + k) % alphabet.len()])
+                    .collect();
+                if n > 0 {
+                    s[(k * 13) % n] = special;
+                }
+                assert_eq!(string_extra(&s), escaped_extra(&s) as u64, "{s:?}");
+                let plain = vec![b'x'; n];
+                assert_eq!(string_extra(&plain), 0);
+            }
+        }
+    }
+}
+
+// --- generic path -----------------------------------------------------------------
+
+/// The shared walk's sink for values the fast path declines.
+#[derive(Default)]
+struct SlowSink {
+    size: Size,
+}
+
+impl Sink for SlowSink {
+    fn punct(&mut self, b: &'static [u8]) {
+        self.size.ascii(b.len() as u64);
+    }
+    fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
+        let cps = code_points(s) as u64;
+        let (extra, len) = match s.to_str() {
+            Ok(t) => (escaped_extra(t.as_bytes()) as u64, t.len() as u64),
+            Err(_) => {
+                let b = surrogate_bytes(s).map_err(|e| WalkError::from_py(s.py(), e))?;
+                (
+                    escaped_extra(b.as_bytes()) as u64,
+                    b.as_bytes().len() as u64,
+                )
+            }
+        };
+        self.size.chars += cps + 2 + extra;
+        self.size.bytes += len + 2 + extra;
+        Ok(())
+    }
+    fn int(&mut self, v: i64) {
+        self.size.ascii(int_len(v) as u64);
+    }
+    fn digits(&mut self, d: &str) {
+        self.size.ascii(d.len() as u64);
+    }
+    fn float(&mut self, repr: &str) {
+        self.size.ascii(repr.len() as u64);
+    }
+}
