@@ -10,18 +10,18 @@ host passes (the CLI passes its session context); Prism does not inspect it.
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import jsonschema.exceptions
-
+from prism._schema import compile_schema, schema_violation
 from prism.errors import CommandError, ConfigError
 from prism.extensions._redaction import describe_error, make_text_redactor
 from prism.registries import ContributionRegistry, check_contribution_name
 from prism.security.permissions import PermissionPolicy, PermissionRequest, require_permission
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 CommandRun = Callable[[dict[str, Any], Any], Any]
 
@@ -36,21 +36,15 @@ class CommandDefinition:
     description: str = ""
     parameters: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_contribution_name("command", self.name)
         if not callable(self.run):
             raise ConfigError(f"command {self.name!r}: run must be callable")
         if self.parameters is not None:
-            if not isinstance(self.parameters, Mapping):
-                raise ConfigError(f"command {self.name!r}: parameters must be a JSON schema object")
-            try:
-                jsonschema.Draft202012Validator.check_schema(dict(self.parameters))
-            except jsonschema.exceptions.SchemaError as error:
-                where = "/".join(str(p) for p in error.path) or "(root)"
-                raise ConfigError(
-                    f"command {self.name!r}: parameters is not a valid JSON schema at {where}"
-                ) from None
+            validator = compile_schema(self.parameters, f"command {self.name!r}")
+            object.__setattr__(self, "_validator", validator)
 
     def to_json(self) -> dict[str, Any]:
         """The declaration a client may list (no callable)."""
@@ -77,18 +71,6 @@ def define_command(
     )
 
 
-def _schema_problem(name: str, error: jsonschema.exceptions.ValidationError) -> str:
-    # jsonschema's own message quotes the offending value; arguments may hold
-    # secrets, so describe the location and the rule only.
-    location = "args" + "".join(
-        f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path
-    )
-    rule = json.dumps(error.validator_value, default=str)
-    if len(rule) > 120:
-        rule = rule[:117] + "..."
-    return f"command {name!r} arguments are invalid: {location} fails {error.validator!r} {rule}"
-
-
 async def execute_command(
     registry: ContributionRegistry[Any],
     name: str,
@@ -110,11 +92,10 @@ async def execute_command(
         raise CommandError(f"command {name!r} arguments must be a JSON object")
     await require_permission(permission_policy, PermissionRequest(kind="command", name=name))
     arguments = dict(args)
-    if command.parameters is not None:
-        validator = jsonschema.Draft202012Validator(dict(command.parameters))
-        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
-        if error is not None:
-            raise CommandError(_schema_problem(name, error))
+    if command._validator is not None:
+        problem = schema_violation(command._validator, arguments)
+        if problem is not None:
+            raise CommandError(f"command {name!r} arguments are invalid: {problem}")
     redact = make_text_redactor(secrets)
     try:
         result = command.run(arguments, ctx)

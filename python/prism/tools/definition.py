@@ -5,13 +5,14 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
+from prism._schema import compile_schema, schema_violation
 from prism.contracts import ToolDeclaration
 from prism.errors import ConfigError
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 ToolExecute: TypeAlias = Callable[[dict[str, Any], "ToolContext"], "Any | Awaitable[Any]"]
 
@@ -48,9 +49,7 @@ class ToolDefinition:
     parameters: Mapping[str, Any] | None = None
     exclusive: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    _validator: Draft202012Validator | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
+    _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or self.name != self.name.strip():
@@ -66,16 +65,8 @@ class ToolDefinition:
         if not isinstance(self.metadata, Mapping):
             raise ConfigError(f"tool {self.name!r}: metadata must be a mapping")
         if self.parameters is not None:
-            if not isinstance(self.parameters, Mapping):
-                raise ConfigError(f"tool {self.name!r}: parameters must be a JSON schema object")
-            schema = dict(self.parameters)
-            try:
-                Draft202012Validator.check_schema(schema)
-            except SchemaError as error:
-                raise ConfigError(
-                    f"tool {self.name!r}: parameters is not a valid JSON schema: {error.message}"
-                ) from None
-            object.__setattr__(self, "_validator", Draft202012Validator(schema))
+            validator = compile_schema(self.parameters, f"tool {self.name!r}")
+            object.__setattr__(self, "_validator", validator)
 
     def declaration(self) -> ToolDeclaration:
         """What a provider sees of this tool."""
@@ -90,13 +81,10 @@ class ToolDefinition:
         """``None`` when ``arguments`` match the schema, else a message naming the field."""
         if self._validator is None:
             return None
-        error = next(iter(self._validator.iter_errors(arguments)), None)
-        if error is None:
+        problem = schema_violation(self._validator, arguments)
+        if problem is None:
             return None
-        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
-        return (
-            f"arguments for tool {self.name!r} do not match its schema at {where}: {error.message}"
-        )
+        return f"arguments for tool {self.name!r} do not match its schema: {problem}"
 
 
 def define_tool(
