@@ -11,6 +11,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
@@ -34,6 +35,46 @@ const APPROVAL_KEYS: [&str; 7] = [
     "pendingDecisions",
     "elicitation",
 ];
+
+/// Borrowed dict lookup (no reference counting on the hot path); only for
+/// values inspected before any Python code could run.
+#[inline]
+fn peek<'a, 'py>(
+    d: &'a Bound<'py, PyDict>,
+    key: &Bound<'py, PyString>,
+) -> PyResult<Option<Borrowed<'a, 'py, PyAny>>> {
+    // SAFETY: `d` is a live dict and `key` a str; the result is borrowed
+    // from `d`, which the caller holds for the borrow's lifetime.
+    unsafe {
+        let p = ffi::PyDict_GetItemWithError(d.as_ptr(), key.as_ptr());
+        if p.is_null() {
+            return match PyErr::take(d.py()) {
+                Some(e) => Err(e),
+                None => Ok(None),
+            };
+        }
+        Ok(Some(Borrowed::from_ptr(d.py(), p)))
+    }
+}
+
+/// Exact dicts first: the subclass check goes through `PyType_GetFlags`
+/// under the stable ABI.
+#[inline]
+fn as_dict<'a, 'py>(v: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, PyDict>> {
+    v.cast_exact::<PyDict>()
+        .or_else(|_| v.cast::<PyDict>())
+        .ok()
+}
+
+/// Code points of a text field: O(1) for a str, else its JSON.
+fn text_field(d: &Bound<'_, PyDict>, key: &Bound<'_, PyString>) -> PyResult<u64> {
+    if let Some(v) = peek(d, key)? {
+        if let Ok(s) = v.cast_exact::<PyString>() {
+            return Ok(code_points(&s) as u64);
+        }
+    }
+    text_chars(d.get_item(key)?)
+}
 
 fn text_chars(v: Option<Bound<'_, PyAny>>) -> PyResult<u64> {
     match v {
@@ -114,12 +155,12 @@ pub(super) fn measure_message(
     group: usize,
     row: usize,
 ) -> PyResult<RowMeasure> {
-    let d = msg.cast::<PyDict>().map_err(|_| {
+    let d = as_dict(msg).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "attention: group {group} row {row} is not a message dict"
         ))
     })?;
-    let assistant = match d.get_item(intern!(d.py(), "role"))? {
+    let assistant = match peek(d, intern!(d.py(), "role"))? {
         Some(r) => r
             .cast::<PyString>()
             .map(|s| s.to_str().ok() == Some("assistant"))
@@ -146,21 +187,22 @@ pub(super) fn measure_message(
             "attention: group {group} row {row} content is not a list"
         ))
     })?;
-    let message_approval = has_approval(d.get_item(intern!(d.py(), "metadata"))?)?;
+    // Looked up at the first tool result only.
+    let mut message_approval: Option<bool> = None;
     for (b, block) in list.iter().enumerate() {
-        let Ok(bd) = block.cast::<PyDict>() else {
+        let Some(bd) = as_dict(&block) else {
             m.tokens += ceil4(json_size(&block)?.chars);
             continue;
         };
-        let kind = bd.get_item(intern!(bd.py(), "type"))?;
-        let kind = kind
-            .as_ref()
+        let kind_obj = peek(bd, intern!(bd.py(), "type"))?;
+        let kind = kind_obj
+            .as_deref()
             .and_then(|k| k.cast::<PyString>().ok())
             .and_then(|k| k.to_str().ok());
         match kind {
-            Some("text") => m.tokens += ceil4(text_chars(bd.get_item(intern!(bd.py(), "text"))?)?),
+            Some("text") => m.tokens += ceil4(text_field(bd, intern!(bd.py(), "text"))?),
             Some("thinking") => {
-                let t = ceil4(text_chars(bd.get_item(intern!(bd.py(), "text"))?)?);
+                let t = ceil4(text_field(bd, intern!(bd.py(), "text"))?);
                 m.tokens += t;
                 if assistant {
                     m.thinking_tokens += t;
@@ -199,7 +241,11 @@ pub(super) fn measure_message(
                     stub_var_chars: nc + ic,
                     stub_var_bytes: nb + ib,
                     fixed_protected: is_error
-                        || message_approval
+                        || match message_approval {
+                            Some(a) => a,
+                            None => *message_approval
+                                .insert(has_approval(d.get_item(intern!(d.py(), "metadata"))?)?),
+                        }
                         || has_approval(bd.get_item(intern!(bd.py(), "metadata"))?)?,
                     name,
                     id,
@@ -353,11 +399,28 @@ impl AttentionMeasureCache {
     }
 }
 
+/// A row's measure: shared with the session cache, or owned for this call
+/// (no reference-counted allocation when nothing is cached).
+pub(super) enum Measure {
+    Owned(RowMeasure),
+    Shared(Arc<RowMeasure>),
+}
+
+impl std::ops::Deref for Measure {
+    type Target = RowMeasure;
+    fn deref(&self) -> &RowMeasure {
+        match self {
+            Measure::Owned(m) => m,
+            Measure::Shared(m) => m,
+        }
+    }
+}
+
 pub(super) struct MeasuredRow<'py> {
     pub(super) group: usize,
     pub(super) row: usize,
     pub(super) obj: Bound<'py, PyAny>,
-    pub(super) measure: Arc<RowMeasure>,
+    pub(super) measure: Measure,
 }
 
 pub(super) fn measure_groups<'py>(
@@ -399,17 +462,17 @@ pub(super) fn measure_groups<'py>(
             }
             let measure = if reused {
                 hits += 1;
-                old[r].measure.clone()
-            } else {
+                Measure::Shared(old[r].measure.clone())
+            } else if caching {
+                misses += 1;
                 let m = Arc::new(measure_message(&msg, g, r)?);
-                if caching {
-                    misses += 1;
-                    old.push(CachedRow {
-                        obj: msg.clone().unbind(),
-                        measure: m.clone(),
-                    });
-                }
-                m
+                old.push(CachedRow {
+                    obj: msg.clone().unbind(),
+                    measure: m.clone(),
+                });
+                Measure::Shared(m)
+            } else {
+                Measure::Owned(measure_message(&msg, g, r)?)
             };
             used += measure.tokens;
             if mutable[g] && (measure.has_thinking || !measure.tools.is_empty()) {
