@@ -2,11 +2,15 @@
 
 The scripted model first asks for the `weather` tool, then answers with text
 that uses the tool's result. Every event the session emits is printed, then
-the stored session entries.
+the stored session entries. The session lives in the embedded default store,
+a JSONL file (here in a temporary directory), and is reopened from that file
+by a fresh agent to show it survives the process that wrote it.
 """
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,6 +25,7 @@ from prism import (
     provider_usage,
 )
 from prism.runtime import create_agent
+from prism.stores import create_jsonl_session_store
 
 
 def weather(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
@@ -45,7 +50,8 @@ def describe(event: dict[str, Any]) -> str:
     return kind
 
 
-async def main() -> None:
+async def main(directory: Path) -> None:
+    sessions_file = directory / "sessions.jsonl"
     provider = create_mock_provider(
         [
             # provider turn 1: think, then call the tool
@@ -81,7 +87,7 @@ async def main() -> None:
             )
         ],
     )
-    session = agent.create_session("demo")
+    session = agent.create_session("demo", store=create_jsonl_session_store(sessions_file))
     session.subscribe(lambda event: print("event:", describe(event)))
 
     result = await session.run("What's the weather in Lisbon?")
@@ -96,6 +102,17 @@ async def main() -> None:
         )
     print("state:", await session.state())
 
+    lines = sessions_file.read_text(encoding="utf-8").splitlines()
+    print(f"session file: {len(lines)} lines")
+    # A fresh agent (as a new process would build) reads the session back.
+    reopened_agent = create_agent(model={"provider": "mock", "model": "demo"}, provider=provider)
+    reopened = await reopened_agent.open_session(
+        "demo", store=create_jsonl_session_store(sessions_file)
+    )
+    roles = [message["role"] for message in await reopened.messages()]
+    print("reopened from file:", roles)
+
 
 if __name__ == "__main__":
-    anyio.run(main)
+    with tempfile.TemporaryDirectory(prefix="prism-demo-") as tmp:
+        anyio.run(main, Path(tmp))

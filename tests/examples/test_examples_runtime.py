@@ -46,6 +46,8 @@ def test_demo_runs_a_tool_round_then_answers() -> None:
         ["tool", "tool_result"],
         ["assistant", "text"],
     ]
+    assert "session file: 4 lines" in lines
+    assert "reopened from file: ['user', 'assistant', 'tool', 'assistant']" in lines
 
 
 def test_runtime_session_walkthrough() -> None:
