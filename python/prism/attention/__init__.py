@@ -17,6 +17,11 @@ from prism.attention.options import (
     resolve_input_cap,
     resolve_run_compiler,
 )
+from prism.attention.persist import (
+    FRONTIER_CUSTOM_TYPE,
+    frontier_checkpoint_entry,
+    restore_attention_frontier,
+)
 from prism.attention.report import AttentionReport, is_attention_budget_error
 from prism.attention.triggers import (
     AttentionTruncationTrigger,
@@ -26,6 +31,7 @@ from prism.attention.triggers import (
 from prism.errors import AttentionBudgetError, AttentionConfigError
 
 __all__ = [
+    "FRONTIER_CUSTOM_TYPE",
     "AttentionBudgetError",
     "AttentionCompiler",
     "AttentionCompilerOptions",
@@ -42,7 +48,9 @@ __all__ = [
     "create_attention_measure_cache",
     "create_attention_sticky_frontier",
     "create_attention_truncation_trigger",
+    "frontier_checkpoint_entry",
     "is_attention_budget_error",
     "resolve_input_cap",
     "resolve_run_compiler",
+    "restore_attention_frontier",
 ]

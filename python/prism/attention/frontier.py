@@ -54,7 +54,14 @@ class _BoundedKeys:
 class AttentionStickyFrontier:
     """Session-owned ``{thinking, toolCallIds}`` key sets (see module doc)."""
 
-    __slots__ = ("_measure_cache", "_version", "clone_memo", "thinking", "tool_call_ids")
+    __slots__ = (
+        "_measure_cache",
+        "_persisted",
+        "_version",
+        "clone_memo",
+        "thinking",
+        "tool_call_ids",
+    )
 
     def __init__(self) -> None:
         self.thinking = _BoundedKeys(MAX_THINKING_KEYS)
@@ -63,6 +70,8 @@ class AttentionStickyFrontier:
         self._measure_cache: Any = None
         # Clones of sticky rows, reused while the same message comes back.
         self.clone_memo: dict[int, tuple[Any, Any, Any]] = {}
+        # Key sets of the last checkpoint written to (or read from) a store.
+        self._persisted: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
     @property
     def measure_cache(self) -> Any:
@@ -95,6 +104,24 @@ class AttentionStickyFrontier:
 
     def __len__(self) -> int:
         return len(self.thinking) + len(self.tool_call_ids)
+
+    def _key_sets(self) -> tuple[frozenset[str], frozenset[str]]:
+        return frozenset(self.thinking), frozenset(self.tool_call_ids)
+
+    def pending_checkpoint(self) -> dict[str, list[str]] | None:
+        """``to_json()`` when the key sets differ from the last checkpoint,
+        else None. Re-applying sticky rows only refreshes their order, which
+        is not worth a store write; call :meth:`mark_persisted` once the
+        checkpoint is stored."""
+        if self._key_sets() == self._persisted:
+            return None
+        return self.to_json()
+
+    def mark_persisted(self, data: Mapping[str, Any]) -> None:
+        """Record ``data`` (a ``to_json()`` result) as the stored checkpoint."""
+        thinking = data.get("thinking") or ()
+        ids = data.get("toolCallIds") or ()
+        self._persisted = (frozenset(thinking), frozenset(ids))
 
     def to_json(self) -> dict[str, list[str]]:
         return {"thinking": list(self.thinking), "toolCallIds": list(self.tool_call_ids)}

@@ -31,6 +31,7 @@ _JSON_KEYS: dict[str, str] = {
     "reserveTokens": "reserve_tokens",
     "targetRatio": "target_ratio",
     "incremental": "incremental",
+    "persistFrontier": "persist_frontier",
 }
 _FIELDS = frozenset(_JSON_KEYS.values())
 
@@ -83,8 +84,9 @@ def _exclude_tools(value: object) -> tuple[str, ...]:
 class AttentionCompilerOptions:
     """Tuning of the attention gate; every field is validated here.
 
-    ``target_ratio`` (hysteresis) and ``incremental`` go beyond the original and
-    are off by default, so default behaviour matches the reference.
+    ``target_ratio`` (hysteresis), ``incremental`` and ``persist_frontier``
+    go beyond the original and are off by default, so default behaviour
+    matches the reference.
     """
 
     trigger_ratio: float = 0.75
@@ -96,6 +98,7 @@ class AttentionCompilerOptions:
     reserve_tokens: int = 1024
     target_ratio: float | None = None
     incremental: bool = False
+    persist_frontier: bool = False
 
     def __post_init__(self) -> None:
         trigger = _ratio("trigger_ratio", self.trigger_ratio)
@@ -118,6 +121,8 @@ class AttentionCompilerOptions:
             _count("max_input_tokens", self.max_input_tokens, minimum=1)
         if not isinstance(self.incremental, bool):
             raise AttentionConfigError("attention incremental must be a bool")
+        if not isinstance(self.persist_frontier, bool):
+            raise AttentionConfigError("attention persist_frontier must be a bool")
         # Frozen dataclass: normalise through object.__setattr__ once, here.
         object.__setattr__(self, "trigger_ratio", trigger)
         object.__setattr__(self, "compact_ratio", compact)
@@ -263,6 +268,10 @@ class AttentionCompiler:
     def incremental(self) -> bool:
         return self.options.incremental
 
+    @property
+    def persist_frontier(self) -> bool:
+        return self.options.persist_frontier
+
     def overlay(self, run_options: object) -> AttentionCompiler | None:
         """Apply a run's ``attention_compiler`` setting; it may only narrow.
 
@@ -314,6 +323,11 @@ def _narrow(base: AttentionCompilerOptions, changes: dict[str, Any]) -> Attentio
         if name in ("max_input_tokens", "reserve_tokens"):
             raise AttentionConfigError(
                 f"run attention overlay may not set {name}: the input cap is agent config only"
+            )
+        if name == "persist_frontier" and value != base.persist_frontier:
+            raise AttentionConfigError(
+                "run attention overlay may not set persist_frontier: the session's "
+                "checkpoints are agent config only"
             )
         if name in ("trigger_ratio", "compact_ratio"):
             ratio = _ratio(name, value)

@@ -34,7 +34,13 @@ from prism.retry import (
     wait_for_retry,
 )
 from prism.retry import redact_error_info as redact_retry_error
-from prism.runtime.turn import TurnOutcome, assemble_turn, stream_turn
+from prism.runtime.turn import (
+    TurnOutcome,
+    assemble_turn,
+    attention_checkpoint,
+    attention_checkpoint_stored,
+    stream_turn,
+)
 from prism.tools.definition import ToolContext
 from prism.tools.dispatch import run_tool_calls
 
@@ -139,7 +145,11 @@ async def _append_messages(
     entries = [
         message_entry(session, m, first_id if i == 0 else None) for i, m in enumerate(messages)
     ]
-    stored = await session._append_chain(entries)
+    # An opt-in attention frontier checkpoint rides in the same batch, ahead
+    # of the turn it shaped, so the leaf stays a message.
+    checkpoint = attention_checkpoint(session, run)
+    stored = await session._append_chain([*checkpoint, *entries])
+    attention_checkpoint_stored(session, checkpoint)
     # The stored (redacted when secrets are set) copies are what the result reports.
     run.messages.extend(entry["message"] for entry in stored if entry["kind"] == "message")
 

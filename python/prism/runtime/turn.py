@@ -21,6 +21,7 @@ from prism.contracts import (
     Message,
     ModelConfig,
     ProviderRequest,
+    SessionEntry,
     ToolCall,
     Usage,
 )
@@ -99,9 +100,13 @@ def attention_options(session: AgentSession, run: RunState) -> dict[str, Any]:
     if compiler is None:
         return {}
     if session.attention_sticky is None:
-        from prism.attention import create_attention_sticky_frontier
+        from prism.attention import create_attention_sticky_frontier, restore_attention_frontier
 
-        session.attention_sticky = create_attention_sticky_frontier()
+        restored = None
+        if compiler.persist_frontier:
+            # Opt-in: resume with the frontier checkpointed on this branch.
+            restored = restore_attention_frontier(session.branch.entries)
+        session.attention_sticky = restored or create_attention_sticky_frontier()
 
     def on_report(report: Any) -> None:
         fields = dict(report.to_event())
@@ -114,6 +119,27 @@ def attention_options(session: AgentSession, run: RunState) -> dict[str, Any]:
         "attention_sticky": session.attention_sticky,
         "on_attention_report": on_report,
     }
+
+
+def attention_checkpoint(session: AgentSession, run: RunState) -> list[SessionEntry]:
+    """The frontier checkpoint to append with the run's next batch: one
+    ``custom`` entry when the agent persists the frontier and its key sets
+    changed since the last checkpoint, else nothing. Mark it stored with
+    :func:`attention_checkpoint_stored` after the append."""
+    frontier = session.attention_sticky
+    if run.attention is None or frontier is None or not run.attention.persist_frontier:
+        return []
+    data = frontier.pending_checkpoint()
+    if data is None:
+        return []
+    from prism.attention import frontier_checkpoint_entry
+
+    return [frontier_checkpoint_entry(session.id, session.new_entry_id(), data)]  # type: ignore[list-item]
+
+
+def attention_checkpoint_stored(session: AgentSession, checkpoint: list[SessionEntry]) -> None:
+    for entry in checkpoint:
+        session.attention_sticky.mark_persisted(entry["data"])  # type: ignore[typeddict-item]
 
 
 class _CallSlot:
