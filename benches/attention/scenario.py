@@ -73,6 +73,7 @@ class VariantResult:
     cache_read: list[int] = field(default_factory=list)
     cache_write: list[int] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+    bust_details: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
 
     @property
@@ -116,6 +117,11 @@ class VariantResult:
                 else None
             ),
             "truncatedTurns": sum(1 for e in compiled if e["truncated"]),
+            "bustCauses": {
+                cause: sum(1 for d in self.bust_details if d["cause"] == cause)
+                for cause in sorted({d["cause"] for d in self.bust_details})
+            },
+            "bustDetails": self.bust_details,
             "perRequestInputTokens": self.input_tokens,
             "error": self.error,
         }
@@ -137,6 +143,59 @@ def common_prefix(a: list[Any], b: list[Any]) -> int:
     return n
 
 
+def _is_stub(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("Tool result ") and " omitted " in value
+
+
+def _has_thinking(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "thinking" for b in content
+    )
+
+
+def _stubbed(message: Any) -> int:
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return 0
+    return sum(
+        1
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "tool_result" and _is_stub(b.get("result"))
+    )
+
+
+def explain_bust(
+    index: int, previous: list[Any], current: list[Any], shared: int, rewritten: int
+) -> dict[str, Any]:
+    """Why request ``index`` does not extend the previous one: the rows of
+    the previous request that changed, split into newly stubbed tool results
+    and newly stripped thinking turns (anything else is ``other``)."""
+    stubs = strips = other = 0
+    for old, new in zip(previous[shared:], current[shared:], strict=False):
+        if old == new:
+            continue
+        new_stubs = _stubbed(new) - _stubbed(old)
+        stripped = _has_thinking(old) and not _has_thinking(new)
+        stubs += max(new_stubs, 0)
+        strips += int(stripped)
+        if new_stubs <= 0 and not stripped:
+            other += 1
+    causes = [name for name, n in (("stubs", stubs), ("thinking", strips), ("other", other)) if n]
+    first = current[shared] if shared < len(current) else None
+    return {
+        "request": index,
+        "run": index // 2,
+        "firstChangedRow": shared,
+        "firstChangedRole": first.get("role") if isinstance(first, dict) else "tools",
+        "newStubs": stubs,
+        "newThinkingStrips": strips,
+        "otherChangedRows": other,
+        "cause": "+".join(causes) or "other",
+        "rewrittenTokens": rewritten,
+    }
+
+
 def score(result: VariantResult, requests: list[dict[str, Any]]) -> None:
     """Tokens per request, cache busts (the previous request is not a prefix
     of this one) and the cache read/write split of a prompt cache that keeps
@@ -152,6 +211,9 @@ def score(result: VariantResult, requests: list[dict[str, Any]]) -> None:
             shared = common_prefix(previous, msgs)
             read = sum(rows[:shared])
             bust = shared < len(previous)
+            if bust:
+                detail = explain_bust(len(result.busts), previous, msgs, shared, total - read)
+                result.bust_details.append(detail)
         result.input_tokens.append(total)
         result.busts.append(bust)
         result.cache_read.append(read)
