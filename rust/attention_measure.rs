@@ -326,6 +326,10 @@ pub(super) fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
 
 struct CachedRow {
     obj: Py<PyAny>,
+    /// Copies of `measure.tokens` and "the planner may touch it", so a hit
+    /// on a row the planner ignores never dereferences (or clones) the Arc.
+    tokens: u64,
+    planned: bool,
     measure: Arc<RowMeasure>,
 }
 
@@ -428,11 +432,13 @@ pub(super) fn measure_groups<'py>(
     mutable: &[bool],
     extras: &[Bound<'py, PyAny>],
     cache: Option<&AttentionMeasureCache>,
+    needs_rows: impl Fn(u64) -> bool,
 ) -> PyResult<(u64, Vec<MeasuredRow<'py>>)> {
     let mut guard = cache.map(|c| c.inner.lock().expect("cache lock"));
     let mut used = 0u64;
-    // Only rows the planner can touch are handed on.
-    let mut rows = Vec::new();
+    // Only rows the planner can touch are handed on; cache hits only as
+    // (group, row) until `needs_rows(used)` says the planner wants them.
+    let mut rows: Vec<Pending<'py>> = Vec::new();
     for (g, group) in groups.iter().enumerate() {
         // The previous call's rows for this group: reused by position while
         // the objects match, dropped from the first mismatch on.
@@ -450,38 +456,43 @@ pub(super) fn measure_groups<'py>(
         let mut r = 0usize;
         for msg in group.try_iter()? {
             let msg = msg?;
-            let mut reused = false;
-            if r < old.len() {
-                let prev = &old[r];
-                // Identity alone: the cache holds a reference, so the id cannot
-                // be reused, and assembled messages are never edited in place.
-                reused = msg.is(&prev.obj);
-                if !reused {
-                    old.truncate(r);
-                }
+            // Identity alone: the cache holds a reference, so the id cannot be
+            // reused, and assembled messages are never edited in place.
+            if r < old.len() && !msg.is(&old[r].obj) {
+                old.truncate(r);
             }
-            let measure = if reused {
+            if r < old.len() {
                 hits += 1;
-                Measure::Shared(old[r].measure.clone())
-            } else if caching {
-                misses += 1;
-                let m = Arc::new(measure_message(&msg, g, r)?);
-                old.push(CachedRow {
-                    obj: msg.clone().unbind(),
-                    measure: m.clone(),
-                });
-                Measure::Shared(m)
+                let prev = &old[r];
+                used += prev.tokens;
+                if mutable[g] && prev.planned {
+                    rows.push(Pending::Hit(g, r));
+                }
             } else {
-                Measure::Owned(measure_message(&msg, g, r)?)
-            };
-            used += measure.tokens;
-            if mutable[g] && (measure.has_thinking || !measure.tools.is_empty()) {
-                rows.push(MeasuredRow {
-                    group: g,
-                    row: r,
-                    obj: msg,
-                    measure,
-                });
+                let m = measure_message(&msg, g, r)?;
+                used += m.tokens;
+                let planned = m.has_thinking || !m.tools.is_empty();
+                let measure = if caching {
+                    misses += 1;
+                    let shared = Arc::new(m);
+                    old.push(CachedRow {
+                        obj: msg.clone().unbind(),
+                        tokens: shared.tokens,
+                        planned,
+                        measure: shared.clone(),
+                    });
+                    Measure::Shared(shared)
+                } else {
+                    Measure::Owned(m)
+                };
+                if mutable[g] && planned {
+                    rows.push(Pending::Ready(MeasuredRow {
+                        group: g,
+                        row: r,
+                        obj: msg,
+                        measure,
+                    }));
+                }
             }
             r += 1;
         }
@@ -523,5 +534,30 @@ pub(super) fn measure_groups<'py>(
             inner.extras[e] = fresh;
         }
     }
+    if !needs_rows(used) {
+        return Ok((used, Vec::new()));
+    }
+    let py = groups.first().map(|g| g.py());
+    let rows = rows
+        .into_iter()
+        .map(|p| match p {
+            Pending::Ready(row) => row,
+            Pending::Hit(g, r) => {
+                let cached = &guard.as_ref().expect("hits come from the cache").groups[g][r];
+                MeasuredRow {
+                    group: g,
+                    row: r,
+                    obj: cached.obj.bind(py.expect("a hit has a group")).clone(),
+                    measure: Measure::Shared(cached.measure.clone()),
+                }
+            }
+        })
+        .collect();
     Ok((used, rows))
+}
+
+enum Pending<'py> {
+    Ready(MeasuredRow<'py>),
+    /// A cache hit at (group, row), materialized only when planning needs it.
+    Hit(usize, usize),
 }

@@ -175,9 +175,14 @@ fn attention_plan<'py>(
         ));
     }
     let cache_ref = cache.as_ref().map(|c| c.get());
-    let (used, rows) = measure_groups(&groups, &mutable, &extras, cache_ref)?;
     let sticky_thinking = non_empty(sticky_thinking)?;
     let sticky_ids = non_empty(sticky_ids)?;
+    // With nothing sticky, an estimate under the ratio plans nothing, so the
+    // rows need not be handed on (cached rows are then never touched).
+    let sticky = sticky_thinking.is_some() || sticky_ids.is_some();
+    let limit = trigger_ratio * cap as f64;
+    let needs_rows = |used: u64| sticky || used as f64 > limit;
+    let (used, rows) = measure_groups(&groups, &mutable, &extras, cache_ref, needs_rows)?;
     let exclude: HashSet<&str> = exclude_tools.iter().map(String::as_str).collect();
 
     let mut turn_rows: Vec<&MeasuredRow<'py>> = Vec::new();

@@ -191,3 +191,29 @@ def test_json_size_errors_name_the_path() -> None:
         _native.attention_json_size(["ok", object()])
     with pytest.raises(ValueError, match="Out of range float"):
         _native.attention_json_size({"f": float("nan")})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    history=st.lists(message(), min_size=1, max_size=10),
+    cuts=st.lists(st.integers(0, 10), min_size=1, max_size=4),
+    scale=st.floats(0.3, 1.3),
+    sticky_i=st.lists(ids, max_size=2),
+    replace=st.booleans(),
+)
+def test_cached_plan_matches_uncached_plan(
+    history: list[Any], cuts: list[int], scale: float, sticky_i: list[str], replace: bool
+) -> None:
+    # A session's turns: the history grows (or a row is replaced), the cache
+    # carries rows over, and every plan must equal a from-scratch plan.
+    cache = _native.AttentionMeasureCache()
+    full = oracle.plan([[], [], history, [], [], []], MUTABLE, [[], [], []], 1, 0.5, None, 1, 1, [])
+    cap = max(1, round(full["used"] * scale / 0.75))
+    sticky = (None, dict.fromkeys(sticky_i) or None)
+    for cut in sorted(cuts):
+        rows = list(history[: max(1, cut)])
+        if replace and len(rows) > 1:
+            rows[0] = dict(rows[0])  # same content, new object: measured again
+        args = ([[], [], rows, [], [], []], MUTABLE, [[], [], []], cap, 0.75, None, 1, 1, [])
+        cached = _native.attention_plan(*args, *sticky, None, cache)
+        assert cached == _native.attention_plan(*args, *sticky)
