@@ -99,6 +99,9 @@ pub(super) struct ToolMeasure {
     pub(super) stub_var_chars: u64,
     pub(super) stub_var_bytes: u64,
     pub(super) fixed_protected: bool,
+    /// `id` as a Python str, made once per row: sticky-set lookups reuse
+    /// its cached hash and the output lists share it (None: empty id).
+    pub(super) id_obj: OnceLock<Option<Py<PyString>>>,
     /// Redacted size and stub text, valid for one cache generation (one
     /// redactor): a sticky stub is re-applied every turn without re-hashing.
     pub(super) memo: Mutex<StubMemo>,
@@ -108,7 +111,37 @@ pub(super) struct ToolMeasure {
 pub(super) struct StubMemo {
     pub(super) generation: u64,
     pub(super) bytes: Option<u64>,
-    pub(super) text: Option<String>,
+    pub(super) text: Option<Py<PyString>>,
+}
+
+impl ToolMeasure {
+    pub(super) fn id_obj<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+        self.id_obj
+            .get_or_init(|| (!self.id.is_empty()).then(|| PyString::new(py, &self.id).unbind()))
+            .as_ref()
+            .map(|k| k.bind(py).clone())
+    }
+}
+
+impl RowMeasure {
+    /// The turn's sticky key (see `thinking_key`) as a Python str, computed
+    /// once per row; None when the turn has no key.
+    pub(super) fn thinking_key_obj<'py>(
+        &self,
+        msg: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyString>>> {
+        let py = msg.py();
+        if let Some(k) = self.thinking_key.get() {
+            return Ok(k.as_ref().map(|k| k.bind(py).clone()));
+        }
+        let key = thinking_key(msg)?;
+        let obj = (!key.is_empty()).then(|| PyString::new(py, &key).unbind());
+        Ok(self
+            .thinking_key
+            .get_or_init(|| obj)
+            .as_ref()
+            .map(|k| k.bind(py).clone()))
+    }
 }
 
 pub(super) struct RowMeasure {
@@ -116,7 +149,7 @@ pub(super) struct RowMeasure {
     pub(super) thinking_tokens: u64,
     pub(super) has_thinking: bool,
     pub(super) tools: Vec<ToolMeasure>,
-    pub(super) thinking_key: OnceLock<String>,
+    pub(super) thinking_key: OnceLock<Option<Py<PyString>>>,
 }
 
 fn has_approval(meta: Option<Bound<'_, PyAny>>) -> PyResult<bool> {
@@ -249,6 +282,7 @@ pub(super) fn measure_message(
                         || has_approval(bd.get_item(intern!(bd.py(), "metadata"))?)?,
                     name,
                     id,
+                    id_obj: OnceLock::new(),
                     memo: Mutex::new(StubMemo::default()),
                 });
             }

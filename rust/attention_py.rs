@@ -7,11 +7,11 @@ use std::collections::{BTreeMap, HashSet};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use super::measure::{
-    json_size, measure_groups, measure_message, thinking_key, AttentionMeasureCache, MeasuredRow,
-    StubMemo, ToolMeasure,
+    json_size, measure_groups, measure_message, AttentionMeasureCache, MeasuredRow, StubMemo,
+    ToolMeasure,
 };
 use super::{plan, Params, PayloadBytes, ThinkingTurn, ToolRow};
 use crate::bindings::walk::{walk, HashSink, WalkError};
@@ -58,8 +58,9 @@ impl<'py> Sizes<'_, 'py> {
     }
 
     /// The stub text of row `j` for a payload of `bytes` bytes.
-    fn stub_text(&mut self, j: usize, bytes: u64) -> PyResult<String> {
-        if let Some(text) = self.memo(j, |m| m.text.clone()) {
+    fn stub_text(&mut self, j: usize, bytes: u64) -> PyResult<Bound<'py, PyString>> {
+        let py = self.tools[j].row.obj.py();
+        if let Some(text) = self.memo(j, |m| m.text.as_ref().map(|t| t.bind(py).clone())) {
             return Ok(text);
         }
         let payload = self.payload(j)?;
@@ -76,7 +77,8 @@ impl<'py> Sizes<'_, 'py> {
             bytes,
             &hex[..32]
         );
-        self.remember(j, |m| m.text = Some(text.clone()));
+        let text = PyString::new(py, &text);
+        self.remember(j, |m| m.text = Some(text.clone().unbind()));
         Ok(text)
     }
 
@@ -131,9 +133,9 @@ impl PayloadBytes for Sizes<'_, '_> {
     }
 }
 
-fn contains(set: Option<&Bound<'_, PyAny>>, key: &str) -> PyResult<bool> {
-    match set {
-        Some(s) if !key.is_empty() => s.contains(key),
+fn contains(set: Option<&Bound<'_, PyAny>>, key: Option<Bound<'_, PyString>>) -> PyResult<bool> {
+    match (set, key) {
+        (Some(s), Some(k)) => s.contains(k),
         _ => Ok(false),
     }
 }
@@ -146,7 +148,7 @@ fn non_empty<'py>(set: Option<Bound<'py, PyAny>>) -> PyResult<Option<Bound<'py, 
 }
 
 /// One mutated message: strip its thinking?, and (block, stub text) pairs.
-type RowPlan = (bool, Vec<(u32, String)>);
+type RowPlan<'py> = (bool, Vec<(u32, Bound<'py, PyString>)>);
 
 /// Measure and plan one turn; see the module doc of `prism.attention.compile`.
 #[pyfunction]
@@ -193,16 +195,7 @@ fn attention_plan<'py>(
         let m = &row.measure;
         if m.has_thinking {
             let sticky = match &sticky_thinking {
-                Some(set) => {
-                    let key = match m.thinking_key.get() {
-                        Some(k) => k.as_str(),
-                        None => {
-                            let k = thinking_key(&row.obj)?;
-                            m.thinking_key.get_or_init(|| k).as_str()
-                        }
-                    };
-                    contains(Some(set), key)?
-                }
+                Some(set) => contains(Some(set), m.thinking_key_obj(&row.obj)?)?,
                 None => false,
             };
             turns.push(ThinkingTurn {
@@ -219,7 +212,10 @@ fn attention_plan<'py>(
                 stub_var_bytes: t.stub_var_bytes,
                 protected: t.fixed_protected
                     || (!exclude.is_empty() && exclude.contains(t.name.as_str())),
-                sticky: contains(sticky_ids.as_ref(), &t.id)?,
+                sticky: match &sticky_ids {
+                    Some(set) => contains(Some(set), t.id_obj(py))?,
+                    None => false,
+                },
             });
             tool_refs.push(ToolRef { row, tool: t });
         }
@@ -250,19 +246,12 @@ fn attention_plan<'py>(
     out.set_item("stubbedBytes", planned.stubbed_bytes)?;
     // One entry per mutated message, in request order:
     // (group, row, strip thinking?, ((block, stub text), ...)).
-    let mut rows_out: BTreeMap<(usize, usize), RowPlan> = BTreeMap::new();
+    let mut rows_out: BTreeMap<(usize, usize), RowPlan<'py>> = BTreeMap::new();
     let keys = PyList::empty(py);
     for &i in &planned.strip {
         let row = turn_rows[i];
         rows_out.entry((row.group, row.row)).or_default().0 = true;
-        let key = match row.measure.thinking_key.get() {
-            Some(k) => k.clone(),
-            None => {
-                let k = thinking_key(&row.obj)?;
-                row.measure.thinking_key.get_or_init(|| k).clone()
-            }
-        };
-        if !key.is_empty() {
+        if let Some(key) = row.measure.thinking_key_obj(&row.obj)? {
             keys.append(key)?;
         }
     }
@@ -275,8 +264,8 @@ fn attention_plan<'py>(
             .or_default()
             .1
             .push((t.tool.block, text));
-        if !t.tool.id.is_empty() {
-            ids.append(&t.tool.id)?;
+        if let Some(id) = t.tool.id_obj(py) {
+            ids.append(id)?;
         }
     }
     let rows = PyList::empty(py);
