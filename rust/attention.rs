@@ -11,6 +11,8 @@
 //! stage 2 (tool results beyond the newest `keep_last`, oldest first). Each
 //! stage stops as soon as the estimate is at or under the target.
 
+#[path = "attention_digest.rs"]
+mod digest;
 #[path = "attention_measure.rs"]
 mod measure;
 #[path = "attention_py.rs"]

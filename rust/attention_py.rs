@@ -9,13 +9,13 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
+use super::digest::DigestSink;
 use super::measure::{
     json_size, measure_groups, measure_message, AttentionMeasureCache, MeasuredRow, StubMemo,
     ToolMeasure,
 };
 use super::{plan, Params, PayloadBytes, ThinkingTurn, ToolRow};
-use crate::bindings::walk::{walk, HashSink, WalkError};
-use crate::digest::JsonHasher;
+use crate::bindings::walk::{walk, WalkError};
 
 // --- the pass ------------------------------------------------------------------------
 
@@ -64,11 +64,9 @@ impl<'py> Sizes<'_, 'py> {
             return Ok(text);
         }
         let payload = self.payload(j)?;
-        let mut hasher = HashSink {
-            hasher: JsonHasher::new(),
-        };
+        let mut hasher = DigestSink::new();
         walk(&payload, 0, &mut hasher).map_err(WalkError::into_pyerr)?;
-        let (hex, _) = hasher.hasher.finish();
+        let hex = hasher.finish();
         let t = self.tools[j].tool;
         let text = format!(
             "Tool result {} [{}]: omitted {} bytes (sha256 {})",

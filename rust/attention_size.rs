@@ -245,17 +245,23 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 const PAD: u64 = ONES * b'a' as u64;
 
 #[inline(always)]
-fn load8(bytes: &[u8], at: usize) -> u64 {
+pub(super) fn load8(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// True when none of the eight bytes of `w` needs escaping (exact as a
+/// yes/no: no byte is < 0x20, '"' or '\\').
+#[inline(always)]
+pub(super) fn word_is_plain(w: u64) -> bool {
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    control | zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64)) == 0
 }
 
 /// Escape cost of the eight bytes of `w`.
 #[inline(always)]
 fn word_extra(w: u64) -> u64 {
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    // Exact as a yes/no: some byte is < 0x20, '"' or '\\'.
-    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-    if control | zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64)) == 0 {
+    if word_is_plain(w) {
         return 0;
     }
     w.to_le_bytes()
