@@ -106,7 +106,9 @@ def attention_options(session: AgentSession, run: RunState) -> dict[str, Any]:
         if compiler.persist_frontier:
             # Opt-in: resume with the frontier checkpointed on this branch.
             restored = restore_attention_frontier(session.branch.entries)
-        session.attention_sticky = restored or create_attention_sticky_frontier()
+        if restored is None:
+            restored = create_attention_sticky_frontier()
+        session.attention_sticky = restored
 
     def on_report(report: Any) -> None:
         fields = dict(report.to_event())
