@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prism.attention import (
     AttentionBudgetError,
@@ -11,6 +13,7 @@ from prism.attention import (
     create_attention_truncation_trigger,
     is_attention_budget_error,
 )
+from prism.attention.frontier import _BoundedKeys
 from prism.errors import PrismError
 
 
@@ -152,3 +155,16 @@ def test_truncation_trigger_untruncated_turn_clears() -> None:
 def test_truncation_trigger_threshold_validated(threshold: object) -> None:
     with pytest.raises(TypeError, match="threshold must be a positive integer"):
         create_attention_truncation_trigger(threshold=threshold)  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=10), max_size=8), st.integers(1, 6))
+def test_add_all_equals_adding_one_by_one(batches: list[list[str]], limit: int) -> None:
+    fast, slow = _BoundedKeys(limit), _BoundedKeys(limit)
+    for batch in batches:
+        # Also replay the current order, the shape a sticky re-application has.
+        for keys in (batch, [*fast, *batch]):
+            fast.add_all(keys)
+            for key in keys:
+                slow.add(key)
+            assert list(fast) == list(slow)

@@ -8,7 +8,7 @@ Bounded (newest kept) so a very long session cannot grow it without limit.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 MAX_THINKING_KEYS = 256
@@ -34,6 +34,17 @@ class _BoundedKeys:
         keys[key] = None
         if len(keys) > self._limit:
             keys.popitem(last=False)
+
+    def add_all(self, keys: Sequence[str]) -> None:
+        """``add`` each key in order. A turn re-applies its sticky keys in
+        request order, which is the order they already have after the first
+        re-application; then moving them to the end changes nothing, so only
+        the new keys after them are added (same result, no per-key loop)."""
+        n = len(self._keys)
+        if n and len(keys) >= n and list(keys[:n]) == list(self._keys):
+            keys = keys[n:]
+        for key in keys:
+            self.add(key)
 
     def __contains__(self, key: object) -> bool:
         return key in self._keys
@@ -90,10 +101,8 @@ class AttentionStickyFrontier:
         return self._version
 
     def add(self, thinking: Iterable[str] = (), tool_call_ids: Iterable[str] = ()) -> None:
-        for key in thinking:
-            self.thinking.add(key)
-        for key in tool_call_ids:
-            self.tool_call_ids.add(key)
+        self.thinking.add_all(list(thinking))
+        self.tool_call_ids.add_all(list(tool_call_ids))
         self._version += 1
 
     def clear(self) -> None:
