@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from example_runner import run_example
 
 
 def test_attention_demo_runs() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "attention_demo.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_example("attention_demo.py")
     out = done.stdout
     assert "attention_compiled:" in out
     assert re.search(
@@ -29,15 +18,7 @@ def test_attention_demo_runs() -> None:
 
 
 def test_attention_persist_demo_runs() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "attention_persist_demo.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_example("attention_persist_demo.py")
     assert "session file: 1 frontier checkpoint(s)" in done.stdout
     assert "after the restart: first request has 1 stubbed results" in done.stdout
     assert "cached prefix kept across the restart: True" in done.stdout

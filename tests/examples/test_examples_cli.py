@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from example_runner import ROOT, run_example
 
 
 def clean_env(tmp_path: Path) -> dict[str, str]:
@@ -20,16 +20,7 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_cli_rpc_demo(tmp_path: Path) -> None:
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "cli_rpc_demo.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-        env=clean_env(tmp_path),
-    )
-    assert completed.returncode == 0, completed.stderr
+    completed = run_example("cli_rpc_demo.py", env=clean_env(tmp_path))
     lines = completed.stdout.splitlines()
     assert "reply 1: Mock reply to: Hello (turn 1)" in lines
     assert "reply 2: Mock reply to: Tell me more (turn 2)" in lines

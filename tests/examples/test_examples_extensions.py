@@ -1,22 +1,10 @@
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from example_runner import run_example
 
 
 def test_extension_demo_runs_and_keeps_the_secret_out() -> None:
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "extension_demo.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
-    assert completed.returncode == 0, completed.stderr
+    completed = run_example("extension_demo.py")
     assert completed.stdout.splitlines() == [
         "config: {'maxWords': 50}",
         "manifest: prism-word-tools 1.0.0 {'tool': ('word_count',), 'command': ('words:stats',)}",

@@ -1,22 +1,10 @@
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from example_runner import run_example
 
 
 def test_native_core_example() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "native_core.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_example("native_core.py")
     lines = done.stdout.splitlines()
     assert lines[0] == "json_length: 169 == 169"
     assert lines[1] == "message tokens: 18"

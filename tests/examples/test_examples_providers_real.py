@@ -1,22 +1,10 @@
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from example_runner import run_example
 
 
 def test_openai_compatible_mock_example_runs_and_redacts_the_key() -> None:
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "openai_compatible_mock.py")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
-    assert completed.returncode == 0, completed.stderr
+    completed = run_example("openai_compatible_mock.py")
     assert completed.stdout.splitlines() == [
         "tool call: {'id': 'call_1', 'name': 'weather', 'arguments': {'city': 'Oslo'}}",
         "text: Let me check the weather.",

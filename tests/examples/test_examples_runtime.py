@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from example_runner import run_example
 
 
-def run_example(name: str) -> list[str]:
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / name)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
-    assert completed.returncode == 0, completed.stderr
-    return completed.stdout.splitlines()
+def example_lines(name: str) -> list[str]:
+    return run_example(name).stdout.splitlines()
 
 
 def test_demo_runs_a_tool_round_then_answers() -> None:
-    lines = run_example("demo.py")
+    lines = example_lines("demo.py")
     events = [line.split()[1] for line in lines if line.startswith("event:")]
     assert events == [
         "run_started",
@@ -51,7 +38,7 @@ def test_demo_runs_a_tool_round_then_answers() -> None:
 
 
 def test_runtime_session_walkthrough() -> None:
-    lines = run_example("runtime_session.py")
+    lines = example_lines("runtime_session.py")
     assert lines == [
         "stream: run_started",
         "stream: message_started",
@@ -67,7 +54,7 @@ def test_runtime_session_walkthrough() -> None:
 
 
 def test_branching_walkthrough() -> None:
-    lines = run_example("branching.py")
+    lines = example_lines("branching.py")
     assert lines == [
         "main: ['plan A', 're: plan A', 'details of A', 're: details of A']",
         "main now: ['plan A', 're: plan A', 'plan B instead', 're: plan B instead']",

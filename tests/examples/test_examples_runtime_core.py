@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from example_runner import run_example
 
 EXPECTED = {
     "mock_provider.py": [
@@ -35,13 +30,6 @@ EXPECTED = {
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_example_runs(name: str) -> None:
-    completed = subprocess.run(
-        [sys.executable, str(EXAMPLES / name)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert completed.returncode == 0, completed.stderr
+    completed = run_example(name)
     for line in EXPECTED[name]:
         assert line in completed.stdout, f"{name}: missing {line!r} in\n{completed.stdout}"

@@ -1,22 +1,10 @@
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
+from example_runner import run_example
 
 
 def _run(name: str) -> list[str]:
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / name)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
-    assert completed.returncode == 0, completed.stderr
+    completed = run_example(name)
     return completed.stdout.splitlines()
 
 
