@@ -11,6 +11,7 @@ from prism.compaction import CompactionOptions, CompactionResult
 from prism.errors import ConfigError
 from prism.middleware import create_middleware_registry
 from prism.providers import create_mock_provider, provider_done, provider_text_delta
+from prism.runtime import create_agent
 
 pytestmark = pytest.mark.anyio
 
@@ -91,6 +92,24 @@ async def test_auto_compaction_runs_once_before_assembly() -> None:
     assert [m["role"] for m in provider.requests[-1]["messages"]] == ["system", "user"]
     compaction = [e for e in await session.entries() if e["kind"] == "compaction"]
     assert len(compaction) == 1 and compaction[0]["data"]["trigger"] == "auto"
+
+
+async def test_input_ratio_trigger_uses_the_runs_model_cap() -> None:
+    small = {"provider": "mock", "model": "small", "limits": {"contextWindow": 1_200}}
+    large = {"provider": "mock", "model": "large", "limits": {"contextWindow": 200_000}}
+    agent = create_agent(
+        model=small,
+        provider=create_mock_provider([reply("a0"), reply("a1"), reply("a2")]),
+        compaction={"trigger": {"type": "input_ratio", "ratio": 0.5}, "keepRecentEntries": 1},
+    )
+    session = agent.create_session()
+    events = record(session)
+    long_input = "word " * 200  # ~250 tokens: over half of the small model's 176-token cap
+    await session.run(long_input, model=large)
+    await session.run(long_input, model=large)
+    assert "compaction_started" not in kinds(events)
+    await session.run(long_input)  # the agent's small model: same history is over the ratio
+    assert kinds(events).count("compaction_started") == 1
 
 
 async def test_compaction_false_per_run_and_unknown_option() -> None:

@@ -20,6 +20,7 @@ from prism.compaction import (
 )
 from prism.contracts import SessionEntry
 from prism.errors import ConfigError
+from prism.runtime.turn import effective_model
 
 if TYPE_CHECKING:
     from prism.runtime.loop import RunState
@@ -131,7 +132,8 @@ async def maybe_auto_compact(session: AgentSession, run: RunState) -> None:
         session_id=session.id,
         entries=session.branch.entries,
         messages=session.branch.messages,
-        model=session.current_model,
+        # The run's model, not the session's: a per-run override moves the cap.
+        model=effective_model(session, run),
         metadata=options.metadata,
         attention=session.agent.config.attention_compiler,
     )
