@@ -11,12 +11,13 @@ import json
 import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from prism.contracts import ErrorInfo
 from prism.security.redaction import SecretRedactor
+
+if TYPE_CHECKING:  # imported on use: see openai_compatible.py
+    import httpx
 
 MAX_BODY_CHARS = 1000
 # 529 is the "overloaded" status some gateways pass through from upstreams.
@@ -130,6 +131,8 @@ def stream_error_info(provider: str, payload: Any, redactor: SecretRedactor) -> 
 
 def transport_error_info(provider: str, exc: Exception, redactor: SecretRedactor) -> ErrorInfo:
     """Timeouts, resets, refused connections and other transport failures."""
+    import httpx
+
     kind = type(exc).__name__
     detail = redactor.redact_text(_clip(str(exc))) if str(exc) else ""
     suffix = f" ({detail})" if detail else ""

@@ -18,11 +18,9 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
 from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
-from httpx_sse import aconnect_sse
 
 from prism.contracts import (
     DoneEvent,
@@ -51,17 +49,29 @@ from prism.providers._openai_compatible_request import (
 from prism.security.credentials import CredentialSource, as_credential_resolver
 from prism.security.redaction import SecretRedactor, create_redactor, normalize_secrets
 
+if TYPE_CHECKING:
+    # httpx is imported where a request is made, not by `import prism`:
+    # it costs ~90 ms, and most processes (the CLI with the mock) never use it.
+    import httpx
+
 __all__ = [
-    "DEFAULT_TIMEOUT",
     "CachePolicy",
     "OpenAICompatibleProvider",
     "RequestPolicy",
     "RequestSerializationError",
     "create_openai_compatible_provider",
+    "default_timeout",
     "map_usage",
 ]
 
-DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
+
+def default_timeout() -> httpx.Timeout:
+    """The timeouts of a client the provider creates itself."""
+    import httpx
+
+    return httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
+
+
 """Read is per chunk, not per response: long streams are fine, a silent server is not."""
 
 _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization"})
@@ -235,10 +245,13 @@ class OpenAICompatibleProvider:
         except RequestSerializationError as exc:
             yield _error(f"{self.name}: {redactor.redact_text(str(exc))}", exc.code)
             return
+        import httpx
+        from httpx_sse import aconnect_sse
+
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT)
+            self._client = httpx.AsyncClient(timeout=default_timeout())
         # An explicit timeout wins; otherwise the client's own (a host's
-        # configured client keeps its settings, ours has DEFAULT_TIMEOUT).
+        # configured client keeps its settings, ours has default_timeout()).
         extra: dict[str, Any] = {} if self._timeout is None else {"timeout": self._timeout}
         try:
             async with aconnect_sse(
@@ -484,7 +497,7 @@ def create_openai_compatible_provider(
         raise ConfigError("pass api_key or credential, not both")
     if api_key is not None and (not isinstance(api_key, str) or not api_key):
         raise ConfigError("api_key must be a non-empty string")
-    if http_client is not None and not isinstance(http_client, httpx.AsyncClient):
+    if http_client is not None and not _is_async_client(http_client):
         raise ConfigError("http_client must be an httpx.AsyncClient")
     source: CredentialSource | None = api_key if api_key is not None else credential
     return OpenAICompatibleProvider(
@@ -505,3 +518,9 @@ def create_openai_compatible_provider(
         models=models,
         clock=clock,
     )
+
+
+def _is_async_client(value: object) -> bool:
+    import httpx
+
+    return isinstance(value, httpx.AsyncClient)

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from prism.contracts import JsonValue, ModelConfig, ModelPricing, Usage
 from prism.errors import ConfigError, UnknownNameError
@@ -19,6 +17,9 @@ from prism.providers.openai_compatible import (
     create_openai_compatible_provider,
 )
 from prism.security.credentials import CredentialResolver, CredentialSource, env_credential
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @dataclass(frozen=True, slots=True)
