@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from prism.errors import DuplicateEntryError, StoreError
+from prism.errors import DuplicateEntryError, SessionBusyError, StoreError
 from prism.stores import (
+    LeasingSessionStore,
     SessionStore,
     create_jsonl_session_store,
     create_memory_session_store,
@@ -247,3 +248,74 @@ async def test_append_many_takes_any_iterable_but_not_a_single_entry(store: Sess
         with pytest.raises(StoreError, match="append_many expects a sequence of session entries"):
             await store.append_many(bad)  # type: ignore[arg-type]
     assert await ids(store) == ["e0", "e1", "e2"]
+
+
+# --- session leases: one active run per session ------------------------------------
+
+
+async def test_claim_is_exclusive_per_session_and_released(opener: Opener) -> None:
+    store = opener()
+    assert isinstance(store, LeasingSessionStore)
+    lease = await store.claim("s1")
+    assert lease.held and lease.session_id == "s1"
+    with pytest.raises(SessionBusyError, match="session 's1' is busy"):
+        await store.claim("s1")
+    other = await store.claim("s2")  # another session is independent
+    await lease.release()
+    await lease.release()  # idempotent
+    assert not lease.held
+    again = await store.claim("s1")
+    await again.release()
+    await other.release()
+
+
+async def test_claim_as_context_manager_releases_on_error(opener: Opener) -> None:
+    store = opener()
+    assert isinstance(store, LeasingSessionStore)
+    with pytest.raises(RuntimeError, match="boom"):
+        async with await store.claim("s1"):
+            with pytest.raises(SessionBusyError):
+                await store.claim("s1")
+            raise RuntimeError("boom")
+    async with await store.claim("s1") as lease:
+        assert lease.held
+
+
+async def test_claim_excludes_another_instance_on_the_same_data(opener: Opener) -> None:
+    a, b = opener(), opener()
+    assert isinstance(a, LeasingSessionStore) and isinstance(b, LeasingSessionStore)
+    lease = await a.claim("shared")
+    with pytest.raises(SessionBusyError, match="'shared' is busy"):
+        await b.claim("shared")
+    await lease.release()
+    await (await b.claim("shared")).release()
+
+
+async def test_claim_does_not_block_appends_or_reads(opener: Opener) -> None:
+    """A lease serializes runs, not data access: entries of a held session
+    are still readable and another writer's append still lands."""
+    a, b = opener(), opener()
+    assert isinstance(a, LeasingSessionStore)
+    async with await a.claim("s1"):
+        await b.append(entry(1))  # type: ignore[arg-type]
+        assert await ids(a) == ["e1"]
+
+
+@pytest.mark.parametrize(
+    "session_id", ["a/b/../c", "x" * 5000, "nul\x00byte", "ünïcødé 🚀", ".", ".."]
+)
+async def test_claim_takes_any_session_id(opener: Opener, session_id: str) -> None:
+    store = opener()
+    assert isinstance(store, LeasingSessionStore)
+    async with await store.claim(session_id):
+        with pytest.raises(SessionBusyError):
+            await store.claim(session_id)
+    await (await store.claim(session_id)).release()
+
+
+@pytest.mark.parametrize("bad", ["", None, 3])
+async def test_claim_refuses_a_bad_session_id(opener: Opener, bad: Any) -> None:
+    store = opener()
+    assert isinstance(store, LeasingSessionStore)
+    with pytest.raises(StoreError, match="session id must be a non-empty string"):
+        await store.claim(bad)

@@ -13,12 +13,14 @@ that the path still names the inode it locked and retries otherwise.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from prism.errors import StoreError
+from prism.stores.base import busy_error
 
 if sys.platform == "win32":  # pragma: no cover - Prism's file stores are POSIX-only
     fcntl = None
@@ -26,6 +28,37 @@ else:
     import fcntl
 
 _MAX_REOPEN = 100
+
+
+def os_reason(exc: OSError, path: str) -> str:
+    """Why an OS call on ``path`` failed, in words a user can act on.
+
+    ``makedirs`` under a regular file says "File exists" and ``open`` says
+    "Not a directory" without naming which component is wrong; this names
+    the first ancestor that is not a directory instead."""
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):
+        blocker = _first_non_directory(path)
+        if blocker is not None:
+            return f"{blocker} is not a directory"
+    return exc.strerror or str(exc)
+
+
+def _first_non_directory(path: str) -> str | None:
+    current = os.path.abspath(path)
+    chain = []
+    while True:
+        chain.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for candidate in reversed(chain):  # root first
+        try:
+            if not os.path.isdir(candidate):
+                return candidate if os.path.lexists(candidate) else None
+        except OSError:
+            return None
+    return None
 
 
 def _same_file(fd: int, path: str) -> bool:
@@ -69,3 +102,88 @@ def locked_fd(path: str, *, exclusive: bool, create: bool) -> Iterator[int | Non
         finally:
             os.close(fd)  # closing the last descriptor releases the flock
     raise StoreError(f"session file kept being replaced while locking: {path}")
+
+
+# --- session leases -------------------------------------------------------------
+
+_LEASE_RETRIES = 100
+
+
+def lease_directory(store_path: str) -> str:
+    """Where a file-backed store keeps its per-session lock files: a sibling
+    directory ``<store file>.leases`` (created on the first claim, removed
+    again when the last lease is released)."""
+    return store_path + ".leases"
+
+
+def lease_file_name(session_id: str) -> str:
+    # Hashed: a session id may hold "/", "..", NUL or be longer than NAME_MAX.
+    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return digest[:40] + ".lock"
+
+
+def try_lock_session(directory: str, session_id: str) -> int:
+    """Hold an exclusive, non-blocking flock on the session's lock file.
+
+    Returns the descriptor; ``unlock_session`` releases the lease, and so
+    does the process dying. Raises ``SessionBusyError`` at once when another
+    open file description holds it (any process, or another store instance in
+    this one), ``StoreError`` when the lock file cannot be created (the
+    directory holding ``directory`` must exist).
+    """
+    if fcntl is None:  # pragma: no cover
+        raise StoreError("file session stores need POSIX flock (not available on Windows)")
+    path = os.path.join(directory, lease_file_name(session_id))
+    for _ in range(_LEASE_RETRIES):
+        try:
+            try:
+                os.mkdir(directory, 0o755)
+            except FileExistsError:
+                pass
+            fd = os.open(
+                path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644
+            )
+        except FileNotFoundError:
+            if not os.path.isdir(os.path.dirname(directory) or "."):
+                raise StoreError(
+                    f"cannot claim session {session_id!r}: directory of {directory} is missing"
+                ) from None
+            continue  # the last holder removed the lease directory meanwhile: make it again
+        except OSError as exc:
+            raise StoreError(
+                f"cannot claim session {session_id!r}: {directory}: {exc.strerror or exc}"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise busy_error(session_id, "a run in another process or store") from None
+        except OSError as exc:
+            os.close(fd)
+            raise StoreError(
+                f"cannot claim session {session_id!r}: {exc.strerror or exc}"
+            ) from None
+        if _same_file(fd, path):
+            return fd
+        # The previous holder unlinked this file after we opened it: the lock
+        # we got is on an orphan. Start over on whatever the path names now.
+        os.close(fd)
+    raise StoreError(f"cannot claim session {session_id!r}: its lock file kept being replaced")
+
+
+def unlock_session(fd: int, directory: str, session_id: str) -> None:
+    """Release a lease: remove the lock file while still holding it (so the
+    directory does not fill up with one file per session ever run), then
+    close. A claimant that opened the old file notices the unlink and retries."""
+    path = os.path.join(directory, lease_file_name(session_id))
+    try:
+        if _same_file(fd, path):
+            os.unlink(path)
+    except OSError:
+        pass  # a leftover lock file is harmless: the next claim reuses it
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(directory)
+    except OSError:
+        pass  # not empty (other leases held) or already gone

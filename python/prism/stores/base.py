@@ -5,16 +5,28 @@ specifics): an ``append_many`` batch is all-or-nothing; entries come back
 from ``list`` in append order; an id is unique within a store and a
 duplicate is refused with ``DuplicateEntryError`` before anything is
 written; entries are never rewritten or deleted.
+
+Session leases (``LeasingSessionStore.claim``): a run holds its session's
+lease from before it loads the session until it ends, so one session has at
+most one active run across every process (and, for a shared database, every
+host) using the store. ``claim`` never waits: a session someone else holds
+raises ``SessionBusyError`` at once, the same error a second run on one
+``AgentSession`` gets. A lease ends on ``release()`` (idempotent) or when the
+holding process dies (the OS drops file locks; a database drops a dead
+connection's locks). The runtime claims through ``claim_session``, which
+falls back to a process-local lease for a third-party store without
+``claim``.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from prism.contracts import SessionEntry
-from prism.errors import StoreError
+from prism.errors import SessionBusyError, StoreError
 
 _KINDS = frozenset({"message", "summary", "model_change", "custom", "compaction", "label"})
 
@@ -40,6 +52,108 @@ class SessionStore(Protocol):
     async def list_sessions(self) -> builtins.list[str]:
         """Session ids present in the store, in first-appearance order."""
         ...
+
+
+class SessionLease:
+    """A held claim on one session, returned by ``claim``.
+
+    Release it with ``await lease.release()`` (safe to call twice) or use it
+    as ``async with await store.claim(session_id):``. ``on_release`` is the
+    store's undo (close a lock file, unlock an advisory lock); it may be a
+    plain or an async function and runs exactly once.
+    """
+
+    __slots__ = ("_on_release", "session_id")
+
+    def __init__(self, session_id: str, on_release: Callable[[], Awaitable[None] | None]) -> None:
+        self.session_id = session_id
+        self._on_release: Callable[[], Awaitable[None] | None] | None = on_release
+
+    @property
+    def held(self) -> bool:
+        return self._on_release is not None
+
+    async def release(self) -> None:
+        on_release, self._on_release = self._on_release, None
+        if on_release is not None:
+            result = on_release()
+            if inspect.isawaitable(result):
+                await result
+
+    async def __aenter__(self) -> SessionLease:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.release()
+
+
+@runtime_checkable
+class LeasingSessionStore(SessionStore, Protocol):
+    """A store that can hold "one active run per session" beyond this process.
+
+    Every store Prism ships implements it. Kept apart from ``SessionStore``
+    so a store written before leases existed still satisfies that protocol.
+    """
+
+    async def claim(self, session_id: str) -> SessionLease:
+        """Claim ``session_id`` for one run without waiting.
+
+        Raises ``SessionBusyError`` when anyone holds it (another process,
+        another store instance on the same data, or this one), and
+        ``StoreError`` when the claim cannot be recorded (e.g. the lock
+        directory cannot be created). Claiming a session that has no entries
+        yet is allowed: the run that creates it holds it."""
+        ...
+
+
+def busy_error(session_id: str, holder: str = "another run") -> SessionBusyError:
+    """The one busy error every store raises, naming the session."""
+    return SessionBusyError(f"session {session_id!r} is busy: {holder} holds it")
+
+
+def check_session_id(session_id: object) -> str:
+    if not isinstance(session_id, str) or not session_id:
+        raise StoreError("session id must be a non-empty string")
+    return session_id
+
+
+class LocalClaims:
+    """Process-local leases: the memory store's claims, and the fallback for a
+    store without ``claim``."""
+
+    def __init__(self) -> None:
+        self._held: set[str] = set()
+
+    def claim(self, session_id: str) -> SessionLease:
+        check_session_id(session_id)
+        if session_id in self._held:
+            raise busy_error(session_id)
+        self._held.add(session_id)
+        return SessionLease(session_id, lambda: self._held.discard(session_id))
+
+    def holding(self) -> bool:
+        return bool(self._held)
+
+
+_fallback_claims: dict[int, LocalClaims] = {}
+
+
+async def claim_session(store: SessionStore, session_id: str) -> SessionLease:
+    """Claim through the store when it can; otherwise hold a lease that only
+    excludes other runs in this process (keyed by the store object)."""
+    if isinstance(store, LeasingSessionStore):
+        return await store.claim(session_id)
+    claims = _fallback_claims.setdefault(id(store), LocalClaims())
+    lease = claims.claim(session_id)
+
+    async def release() -> None:
+        # Referencing ``store`` here keeps it alive while the lease is held,
+        # so its id cannot be reused by another object in the meantime.
+        await lease.release()
+        if not claims.holding() and _fallback_claims.get(id(store)) is claims:
+            del _fallback_claims[id(store)]
+
+    return SessionLease(session_id, release)
 
 
 def validate_entry_for_append(entry: object) -> SessionEntry:

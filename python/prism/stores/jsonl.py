@@ -26,7 +26,14 @@ import anyio.to_thread
 from prism.contracts import SessionEntry, SessionEntryParseError
 from prism.errors import DuplicateEntryError, StoreError
 from prism.stores._codec import encode_batch, parse_lines
-from prism.stores._locking import locked_fd
+from prism.stores._locking import (
+    lease_directory,
+    locked_fd,
+    os_reason,
+    try_lock_session,
+    unlock_session,
+)
+from prism.stores.base import SessionLease, check_session_id
 
 _T = TypeVar("_T")
 _Fingerprint = tuple[int, int, int, int]  # dev, inode, size, mtime_ns
@@ -81,6 +88,18 @@ class JsonlSessionStore:
 
     async def list_sessions(self) -> builtins.list[str]:
         return await self._read(lambda: list(self._by_session))
+
+    async def claim(self, session_id: str) -> SessionLease:
+        """Lease ``session_id`` with an exclusive ``flock`` on its own lock
+        file in ``<path>.leases/``: held until ``release()`` or until this
+        process dies. Done on the event loop on purpose: a non-blocking
+        flock never waits, and a claim made in a worker thread could be
+        stranded by a cancellation."""
+        check_session_id(session_id)
+        directory = lease_directory(self.path)
+        self._make_parent("claim a session in")
+        fd = try_lock_session(directory, session_id)
+        return SessionLease(session_id, lambda: unlock_session(fd, directory, session_id))
 
     @property
     def parse_errors(self) -> builtins.list[SessionEntryParseError]:
@@ -187,10 +206,8 @@ class JsonlSessionStore:
         payload = b"".join(line + b"\n" for line in lines)
         with self._lock:
             try:
-                if self.create_directory and self._file_id is None:
-                    parent = os.path.dirname(self.path)
-                    if parent:
-                        os.makedirs(parent, exist_ok=True)
+                if self._file_id is None:
+                    self._make_parent()
                 with locked_fd(self.path, exclusive=True, create=True) as fd:
                     assert fd is not None
                     self._apply_tail(self._read_tail(fd))
@@ -209,6 +226,17 @@ class JsonlSessionStore:
                 raise StoreError(
                     f"cannot append to session file {self.path}: {exc.strerror or exc}"
                 ) from None
+
+    def _make_parent(self, action: str = "append to") -> None:
+        if self.create_directory:
+            parent = os.path.dirname(self.path)
+            if parent:
+                try:
+                    os.makedirs(parent, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(
+                        f"cannot {action} session file {self.path}: {os_reason(exc, parent)}"
+                    ) from None
 
     def _write(self, fd: int, payload: bytes) -> None:
         # A torn last line (a writer died mid-line) is closed off with a

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from prism.contracts import SessionEntry
 from prism.errors import DuplicateEntryError
 from prism.stores._codec import encode_batch
+from prism.stores.base import LocalClaims, SessionLease
 
 
 class MemorySessionStore:
@@ -19,6 +20,7 @@ class MemorySessionStore:
     def __init__(self) -> None:
         self._by_id: dict[str, SessionEntry] = {}
         self._by_session: dict[str, list[SessionEntry]] = {}
+        self._claims = LocalClaims()
 
     async def append(self, entry: SessionEntry) -> None:
         await self.append_many([entry])
@@ -41,6 +43,11 @@ class MemorySessionStore:
 
     async def list_sessions(self) -> builtins.list[str]:
         return list(self._by_session)
+
+    async def claim(self, session_id: str) -> SessionLease:
+        """Leases are in-process, like the data: one run per session among
+        everyone using this store object."""
+        return self._claims.claim(session_id)
 
 
 def create_memory_session_store() -> MemorySessionStore:

@@ -26,6 +26,8 @@ import anyio.to_thread
 from prism.contracts import SessionEntry
 from prism.errors import DuplicateEntryError, StoreError
 from prism.stores._codec import encode_batch, parse_lines
+from prism.stores._locking import lease_directory, try_lock_session, unlock_session
+from prism.stores.base import LocalClaims, SessionLease, check_session_id
 
 _T = TypeVar("_T")
 
@@ -66,6 +68,7 @@ class SqliteSessionStore:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
+        self._memory_claims = LocalClaims()  # for ":memory:", which no other process sees
 
     # --- SessionStore -----------------------------------------------------
 
@@ -117,6 +120,28 @@ class SqliteSessionStore:
             return [row[0] for row in rows]
 
         return await self._run(query)
+
+    async def claim(self, session_id: str) -> SessionLease:
+        """Lease ``session_id`` with an exclusive ``flock`` on its own lock
+        file in ``<path>.leases/`` (not a row: a lock the OS drops when the
+        holder dies needs no expiry). Held until ``release()`` or until this
+        process dies; never waits for a writer's transaction."""
+        check_session_id(session_id)
+        if self.path == ":memory:":
+            return self._memory_claims.claim(session_id)
+        directory = lease_directory(self.path)
+        if self.create_directory:
+            parent = os.path.dirname(self.path)
+            if parent:
+                try:
+                    os.makedirs(parent, exist_ok=True)
+                except OSError as exc:
+                    raise StoreError(
+                        f"cannot create the directory of session database {self.path}: "
+                        f"{exc.strerror or exc}"
+                    ) from None
+        fd = try_lock_session(directory, session_id)
+        return SessionLease(session_id, lambda: unlock_session(fd, directory, session_id))
 
     # --- lifecycle --------------------------------------------------------
 

@@ -1,0 +1,222 @@
+"""Session leases across processes: real subprocesses, real lock files."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prism.errors import SessionBusyError, StoreError
+from prism.stores import (
+    claim_session,
+    create_jsonl_session_store,
+    create_memory_session_store,
+    create_sqlite_session_store,
+)
+
+pytestmark = pytest.mark.anyio
+
+WORKER = Path(__file__).with_name("store_worker_lease.py")
+SAFETY_TIMEOUT = 60.0
+FILE_KINDS = ["jsonl", "sqlite"]
+
+
+def store_path(kind: str, tmp_path: Path) -> Path:
+    return tmp_path / "data" / ("sessions.jsonl" if kind == "jsonl" else "sessions.db")
+
+
+def open_store(kind: str, path: Path) -> Any:
+    return (
+        create_jsonl_session_store(path) if kind == "jsonl" else create_sqlite_session_store(path)
+    )
+
+
+class Holder:
+    """A worker process; ``line()`` reads its next status line."""
+
+    def __init__(self, kind: str, path: Path, session_id: str) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(WORKER), kind, str(path), session_id],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+
+    def line(self) -> str:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.readline().decode().strip()
+
+    def finish(self) -> str:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        rest = self.line()
+        assert self.proc.wait(timeout=SAFETY_TIMEOUT) == 0
+        return rest
+
+
+@pytest.fixture
+def holders() -> Iterator[Any]:
+    started: list[Holder] = []
+
+    def start(kind: str, path: Path, session_id: str) -> Holder:
+        holder = Holder(kind, path, session_id)
+        started.append(holder)
+        return holder
+
+    yield start
+    for holder in started:
+        if holder.proc.poll() is None:
+            holder.proc.kill()
+        holder.proc.wait(timeout=SAFETY_TIMEOUT)
+        for stream in (holder.proc.stdin, holder.proc.stdout):
+            if stream is not None and not stream.closed:
+                stream.close()
+
+
+@pytest.mark.parametrize("kind", FILE_KINDS)
+async def test_a_lease_held_by_another_process_is_busy_at_once(
+    kind: str, tmp_path: Path, holders: Any
+) -> None:
+    path = store_path(kind, tmp_path)
+    holder = holders(kind, path, "shared")
+    assert holder.line() == "held"
+    store = open_store(kind, path)
+    with pytest.raises(SessionBusyError, match="session 'shared' is busy"):
+        await store.claim("shared")
+    # Other sessions are unaffected.
+    await (await store.claim("other")).release()
+    assert holder.finish() == "released"
+    await (await store.claim("shared")).release()
+
+
+@pytest.mark.parametrize("kind", FILE_KINDS)
+async def test_a_killed_holder_releases_its_lease(kind: str, tmp_path: Path, holders: Any) -> None:
+    path = store_path(kind, tmp_path)
+    holder = holders(kind, path, "shared")
+    assert holder.line() == "held"
+    holder.proc.send_signal(signal.SIGKILL)
+    assert holder.proc.wait(timeout=SAFETY_TIMEOUT) == -signal.SIGKILL
+    store = open_store(kind, path)
+    lease = await store.claim("shared")  # the kernel dropped the dead holder's flock
+    with pytest.raises(SessionBusyError):
+        await store.claim("shared")
+    await lease.release()
+
+
+@pytest.mark.parametrize("kind", FILE_KINDS)
+async def test_two_processes_racing_for_one_session_exactly_one_wins(
+    kind: str, tmp_path: Path, holders: Any
+) -> None:
+    path = store_path(kind, tmp_path)
+    racers = [holders(kind, path, "race") for _ in range(4)]
+    first_lines = [racer.line() for racer in racers]
+    assert first_lines.count("held") == 1, first_lines
+    assert all(
+        line == "held" or line.startswith("busy session 'race' is busy") for line in first_lines
+    ), first_lines
+    for racer in racers:
+        racer.finish()
+
+
+@pytest.mark.parametrize("kind", FILE_KINDS)
+async def test_released_leases_leave_no_files_behind(kind: str, tmp_path: Path) -> None:
+    path = store_path(kind, tmp_path)
+    store = open_store(kind, path)
+    leases = [await store.claim(f"s{i}") for i in range(5)]
+    lease_dir = Path(str(path) + ".leases")
+    assert len(list(lease_dir.iterdir())) == 5
+    for lease in leases:
+        await lease.release()
+    assert not lease_dir.exists()
+    if hasattr(store, "aclose"):
+        await store.aclose()
+
+
+@pytest.mark.parametrize("kind", FILE_KINDS)
+async def test_a_stale_lock_file_left_by_a_dead_process_is_reused(
+    kind: str, tmp_path: Path
+) -> None:
+    path = store_path(kind, tmp_path)
+    store = open_store(kind, path)
+    lease = await store.claim("s1")
+    lease_dir = Path(str(path) + ".leases")
+    (stale,) = lease_dir.iterdir()
+    leftover = stale.read_bytes()
+    await lease.release()
+    lease_dir.mkdir()
+    stale.write_bytes(leftover)  # as if the holder died before it could unlink
+    async with await store.claim("s1"):
+        with pytest.raises(SessionBusyError):
+            await store.claim("s1")
+    assert not lease_dir.exists()
+
+
+@pytest.mark.parametrize("kind", FILE_KINDS)
+async def test_claim_where_no_lock_file_can_exist_is_a_store_error(
+    kind: str, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    store = open_store(kind, blocker / "sessions")
+    with pytest.raises(StoreError, match="cannot"):
+        await store.claim("s1")
+    lease_path = tmp_path / ("x.jsonl" if kind == "jsonl" else "x.db")
+    Path(str(lease_path) + ".leases").write_text("a file where the lease directory goes")
+    with pytest.raises(StoreError, match="cannot claim session 's1'"):
+        await open_store(kind, lease_path).claim("s1")
+
+
+async def test_sqlite_in_memory_database_leases_in_process() -> None:
+    store = create_sqlite_session_store(":memory:")
+    async with await store.claim("s1"):
+        with pytest.raises(SessionBusyError):
+            await store.claim("s1")
+    await store.aclose()
+
+
+class _PlainStore:
+    """A third-party store written before leases: no ``claim``."""
+
+    def __init__(self) -> None:
+        self.inner = create_memory_session_store()
+
+    async def append(self, entry: Any) -> None:
+        await self.inner.append(entry)
+
+    async def append_many(self, entries: Any) -> None:
+        await self.inner.append_many(entries)
+
+    async def list(self, session_id: str) -> Any:
+        return await self.inner.list(session_id)
+
+    async def get(self, entry_id: str) -> Any:
+        return await self.inner.get(entry_id)
+
+    async def list_sessions(self) -> Any:
+        return await self.inner.list_sessions()
+
+
+async def test_claim_session_falls_back_to_a_process_local_lease() -> None:
+    plain, other = _PlainStore(), _PlainStore()
+    lease = await claim_session(plain, "s1")  # type: ignore[arg-type]
+    with pytest.raises(SessionBusyError, match="'s1' is busy"):
+        await claim_session(plain, "s1")  # type: ignore[arg-type]
+    await (await claim_session(other, "s1")).release()  # another store: other data
+    await lease.release()
+    await (await claim_session(plain, "s1")).release()
+
+
+async def test_claim_session_uses_the_store_lease(tmp_path: Path) -> None:
+    a = create_jsonl_session_store(tmp_path / "s.jsonl")
+    b = create_jsonl_session_store(tmp_path / "s.jsonl")
+    async with await claim_session(a, "s1"):
+        with pytest.raises(SessionBusyError):
+            await claim_session(b, "s1")
