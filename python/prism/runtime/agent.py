@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from prism.errors import ConfigError
 from prism.middleware import MiddlewareRegistry
 from prism.runtime.config import AgentConfig, SleepFn
+from prism.runtime.events import AgentEventListener
 from prism.runtime.session import AgentSession
 from prism.stores.base import SessionStore
 from prism.stores.memory import MemorySessionStore
@@ -27,6 +28,7 @@ class Agent:
     def __init__(self, config: AgentConfig) -> None:
         self.config = config
         self._default_store: SessionStore | None = config.store
+        self._session_listeners: list[AgentEventListener] = []
 
     @property
     def store(self) -> SessionStore:
@@ -43,7 +45,35 @@ class Agent:
             raise ConfigError(f"session id must be a non-empty string, got {id!r}")
         if store is not None and not isinstance(store, SessionStore):
             raise ConfigError("store must implement SessionStore")
-        return AgentSession(self, id or f"session_{uuid.uuid4().hex[:16]}", store or self.store)
+        session = AgentSession(self, id or f"session_{uuid.uuid4().hex[:16]}", store or self.store)
+        for listener in self._session_listeners:
+            session.subscribe(listener)
+        return session
+
+    def subscribe(self, listener: AgentEventListener) -> Callable[[], None]:
+        """Listen to every session this agent creates from now on (sessions
+        that already exist keep their own listeners). Returns an unsubscribe
+        function that also detaches it from those sessions' future runs."""
+        if not callable(listener):
+            raise TypeError("event listener must be callable")
+        listeners = self._session_listeners
+        listeners.append(listener)
+        active = True
+
+        def relay(event: Any) -> None:
+            if active:
+                listener(event)
+
+        # Sessions subscribe ``relay`` so unsubscribing reaches them too.
+        listeners[-1] = relay
+
+        def unsubscribe() -> None:
+            nonlocal active
+            active = False
+            if relay in listeners:
+                listeners.remove(relay)
+
+        return unsubscribe
 
     async def open_session(self, id: str, store: SessionStore | None = None) -> AgentSession:
         """``create_session`` + load: what RPC ``switchSession`` uses."""
