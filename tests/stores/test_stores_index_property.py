@@ -1,7 +1,8 @@
 """Property: the JSONL store's incremental index always equals a full parse.
 
 Two store instances share one file while foreign writes damage it (garbage
-lines, torn tails, a replaced or truncated file). After every step, each
+lines, torn tails, a replaced or truncated file, a file rewritten in place on
+the same inode that ends up longer). After every step, each
 instance's view (entries per session, first occurrence of an id wins, and
 the quarantined line numbers) must match parsing the whole file from scratch.
 """
@@ -53,7 +54,12 @@ foreign_op = st.tuples(
         ]
     ),
 )
-damage_op = st.tuples(st.just("damage"), st.sampled_from(["truncate-half", "replace", "delete"]))
+damage_op = st.tuples(
+    st.just("damage"),
+    st.sampled_from(
+        ["truncate-half", "replace", "delete", "rewrite-grown", "rewrite-drop-last-line"]
+    ),
+)
 OPS = st.lists(st.one_of(append_op, foreign_op, damage_op), min_size=1, max_size=14)
 
 
@@ -81,6 +87,12 @@ async def _check(path: Path, stores: list[Any]) -> None:
             assert got_entry is not None and got_entry["sessionId"] == session
 
 
+def _rewrite_in_place(path: Path, data: bytes) -> None:
+    with path.open("r+b") as fh:
+        fh.truncate(0)
+        fh.write(data)
+
+
 @settings(
     max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -90,7 +102,7 @@ def test_incremental_index_matches_full_parse(tmp_path_factory: Any, ops: list[A
 
     async def run() -> None:
         stores = [create_jsonl_session_store(path), create_jsonl_session_store(path)]
-        for op in ops:
+        for step, op in enumerate(ops):
             if op[0] == "append":
                 _, who, items = op
                 batch = [_entry(i, s, t) for i, s, t in items]
@@ -110,6 +122,15 @@ def test_incremental_index_matches_full_parse(tmp_path_factory: Any, ops: list[A
                     tmp = path.with_suffix(".new")
                     tmp.write_bytes(json.dumps(_entry("r1", "a", "new")).encode() + b"\n")
                     os.replace(tmp, path)
+                elif op[1] == "rewrite-grown":
+                    # truncate(0) then a longer rewrite on the same inode,
+                    # holding the old lines again (old ids, shifted offsets).
+                    head = json.dumps(_entry(f"rw{step}", "b", "head")).encode() + b"\n"
+                    _rewrite_in_place(path, head + data + data[: len(data) // 3])
+                elif op[1] == "rewrite-drop-last-line":
+                    kept = data.rstrip(b"\n").rpartition(b"\n")[0]
+                    extra = json.dumps(_entry(f"rx{step}", "a", "tail")).encode() + b"\n"
+                    _rewrite_in_place(path, (kept + b"\n" if kept else b"") + extra * 2)
                 else:
                     path.unlink()
             await _check(path, stores)

@@ -36,7 +36,24 @@ from prism.stores._locking import (
 from prism.stores.base import SessionLease, check_session_id
 
 _T = TypeVar("_T")
-_Fingerprint = tuple[int, int, int, int]  # dev, inode, size, mtime_ns
+_Fingerprint = tuple[int, int, int, int, int]  # dev, inode, size, mtime_ns, ctime_ns
+
+# Rewrite detection: before trusting the bytes after the indexed offset, the
+# store re-reads a few spans of the indexed prefix and compares them with what
+# it saw. The tail span (the end of the last indexed line) moves with every
+# append; the fixed spans sit at offsets that do not depend on the file size,
+# so each is read once when the file first grows past it.
+_TAIL_SPAN = 256
+_FIXED_SPAN = 64
+_FIXED_OFFSETS = (0, 4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20, 4 << 30, 64 << 30)
+
+
+class _Samples(NamedTuple):
+    fixed: tuple[tuple[int, bytes], ...]  # (offset, bytes) inside the indexed prefix
+    tail: bytes  # the last bytes of the indexed prefix
+
+
+_NO_SAMPLES = _Samples((), b"")
 
 
 class _Tail(NamedTuple):
@@ -45,6 +62,7 @@ class _Tail(NamedTuple):
     data: bytes
     size: int
     fingerprint: _Fingerprint
+    samples: _Samples
 
 
 class JsonlSessionStore:
@@ -113,6 +131,7 @@ class JsonlSessionStore:
     def _reset(self, file_id: tuple[int, int] | None) -> None:
         self._file_id = file_id
         self._fingerprint: _Fingerprint | None = None
+        self._samples = _NO_SAMPLES  # spans of the indexed prefix, to notice a rewrite
         self._offset = 0  # bytes of the file the index reflects
         self._lines = 0  # lines in those bytes (a final unterminated line counts)
         self._pending_newline = False  # the file does not end with "\n"
@@ -136,7 +155,7 @@ class JsonlSessionStore:
             st = os.stat(self.path)
         except FileNotFoundError:
             return self._file_id is None
-        return self._fingerprint == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        return self._fingerprint == _fingerprint(st)
 
     def _refresh_then(self, answer: Callable[[], _T]) -> _T:
         with self._lock:
@@ -159,7 +178,13 @@ class JsonlSessionStore:
         current size are final, including an unterminated last line."""
         st = os.fstat(fd)
         file_id = (st.st_dev, st.st_ino)
-        reset = file_id != self._file_id or st.st_size < self._offset
+        reset = (
+            file_id != self._file_id
+            or st.st_size < self._offset
+            # Same inode, not shorter: still a rewrite (truncate then write
+            # more) unless the prefix we indexed reads back unchanged.
+            or not _prefix_unchanged(fd, self._offset, self._samples)
+        )
         start = 0 if reset else self._offset
         data = _pread_all(fd, st.st_size - start, start)
         if not reset and data and self._pending_newline and not data.startswith(b"\n"):
@@ -167,8 +192,8 @@ class JsonlSessionStore:
             # protocol's separating newline: the index is stale, start over.
             reset = True
             data = _pread_all(fd, st.st_size, 0)
-        fingerprint = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        return _Tail(file_id, reset, data, st.st_size, fingerprint)
+        samples = _sample(fd, st.st_size, _NO_SAMPLES if reset else self._samples)
+        return _Tail(file_id, reset, data, st.st_size, _fingerprint(st), samples)
 
     def _apply_tail(self, tail: _Tail) -> None:
         if tail.reset:
@@ -185,6 +210,7 @@ class JsonlSessionStore:
             self._errors.extend(errors)
         self._offset = tail.size
         self._fingerprint = tail.fingerprint
+        self._samples = tail.samples
 
     def _index(self, entries: Sequence[SessionEntry]) -> None:
         by_id = self._by_id
@@ -221,7 +247,8 @@ class JsonlSessionStore:
                     self._index(parsed)
                     st = os.fstat(fd)
                     self._offset = st.st_size
-                    self._fingerprint = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+                    self._fingerprint = _fingerprint(st)
+                    self._samples = _sample(fd, st.st_size, self._samples)
             except OSError as exc:
                 raise StoreError(
                     f"cannot append to session file {self.path}: {exc.strerror or exc}"
@@ -257,6 +284,39 @@ class JsonlSessionStore:
             except OSError:
                 pass
             raise
+
+
+def _fingerprint(st: os.stat_result) -> _Fingerprint:
+    # ctime too: a tool that restores mtime after rewriting (rsync -t,
+    # touch -r) cannot restore ctime.
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _sample(fd: int, size: int, previous: _Samples) -> _Samples:
+    """Spans of the first ``size`` bytes to re-check on the next catch-up.
+    Fixed spans already taken are kept (those bytes are final); a new one is
+    read only when the file has grown past its offset."""
+    fixed = list(previous.fixed)
+    if fixed and len(fixed[-1][1]) < _FIXED_SPAN:  # taken while the file was shorter
+        offset = fixed.pop()[0]
+        fixed.append((offset, _pread_all(fd, min(_FIXED_SPAN, size - offset), offset)))
+    for offset in _FIXED_OFFSETS[len(fixed) :]:
+        if offset >= size:
+            break
+        fixed.append((offset, _pread_all(fd, min(_FIXED_SPAN, size - offset), offset)))
+    tail_len = min(_TAIL_SPAN, size)
+    return _Samples(tuple(fixed), _pread_all(fd, tail_len, size - tail_len))
+
+
+def _prefix_unchanged(fd: int, size: int, samples: _Samples) -> bool:
+    """Whether the file's first ``size`` bytes still hold the sampled spans.
+    Bounded work (at most ~1 KB read) however large the file."""
+    if size == 0:
+        return True
+    tail = samples.tail
+    if _pread_all(fd, len(tail), size - len(tail)) != tail:
+        return False
+    return all(_pread_all(fd, len(span), offset) == span for offset, span in samples.fixed)
 
 
 def _pread_all(fd: int, size: int, offset: int) -> bytes:
