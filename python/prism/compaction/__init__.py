@@ -4,12 +4,21 @@ without deleting or rewriting raw entries (docs/compaction.md).
 The session runtime calls these; hosts can call them directly too:
 ``create_default_compaction_strategy`` / ``CompactionContext`` to compact,
 ``resolve_should_compact`` / ``ShouldCompactContext`` to decide when.
+``create_llm_compaction_strategy`` (``prism.compaction.llm``) has a model
+write the summary.
 """
 
 from prism.compaction.default import (
     TRUNCATION_MARKER,
     DefaultCompactionStrategy,
     create_default_compaction_strategy,
+)
+from prism.compaction.llm import (
+    LlmCompactionError,
+    LlmCompactionStrategy,
+    create_llm_compaction_extension,
+    create_llm_compaction_strategy,
+    prepare_llm_compaction,
 )
 from prism.compaction.options import (
     DEFAULT_KEEP_RECENT_ENTRIES,
@@ -38,10 +47,15 @@ __all__ = [
     "CompactionResult",
     "CompactionStrategy",
     "DefaultCompactionStrategy",
+    "LlmCompactionError",
+    "LlmCompactionStrategy",
     "ShouldCompactContext",
     "assert_compaction_trigger",
     "coerce_compaction_options",
     "create_default_compaction_strategy",
+    "create_llm_compaction_extension",
+    "create_llm_compaction_strategy",
     "is_compaction_entry_data",
+    "prepare_llm_compaction",
     "resolve_should_compact",
 ]

@@ -28,6 +28,7 @@ class CompactionContext:
     strategy's defaults for this call; ``secrets`` add to its secrets.
     ``leaf_id`` is the entry the compaction entry hangs under (default: the
     last of ``entries``); ``new_entry_id`` lets the runtime choose ids.
+    ``retry``/``sleep`` are the session's, for strategies that call a model.
     """
 
     session_id: str
@@ -39,6 +40,10 @@ class CompactionContext:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     leaf_id: str | None = None
     new_entry_id: Callable[[], str] | None = None
+    # For strategies that call a provider (prism.compaction.llm): the
+    # session's retry options (RetryOptions or None) and its sleep function.
+    retry: Any = None
+    sleep: Callable[[float], Awaitable[Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,6 +102,9 @@ async def compact_session(
         metadata=dict(options.metadata),
         leaf_id=session.branch.leaf_id,
         new_entry_id=session.new_entry_id,
+        # A strategy that calls a model retries the way the run would.
+        retry=run.retry if run is not None else session.agent.config.retry,
+        sleep=session.agent.config.sleep,
     )
     result: CompactionResult = await _strategy(session, options).compact(context)
     middleware = session.agent.config.middleware
