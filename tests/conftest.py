@@ -1,6 +1,39 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
 import pytest
+from tests.pg_server import PgServer, PgServerError
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A throwaway PostgreSQL server for the whole test session (see
+    tests/pg_server.py). Missing binaries fail the test: never a skip."""
+    try:
+        server = PgServer()
+    except PgServerError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        server.init()
+        server.start()
+    except BaseException:
+        server.cleanup()
+        raise
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def pg_dsn(pg_server: PgServer) -> str:
+    """A DSN for a fresh, empty schema (first on its search path) on the
+    throwaway server: to the code under test it is an empty database. A test
+    that stopped the server gets it started again before the next test."""
+    if not pg_server.running:
+        pg_server.start()
+    return pg_server.dsn(schema=pg_server.create_schema())

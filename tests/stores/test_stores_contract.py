@@ -1,4 +1,4 @@
-"""One contract, every store: memory, JSONL and SQLite must behave the same."""
+"""One contract, every store: memory, JSONL, SQLite and PostgreSQL must behave the same."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from prism.stores import (
 
 pytestmark = pytest.mark.anyio
 
-KINDS = ["memory", "jsonl", "sqlite"]
+KINDS = ["memory", "jsonl", "sqlite", "postgres"]
 
 
 def entry(i: int, session: str = "s1", parent: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -39,9 +39,10 @@ def entry(i: int, session: str = "s1", parent: str | None = None, **extra: Any) 
 class Opener:
     """Opens (and re-opens) one store of a kind on one path."""
 
-    def __init__(self, kind: str, path: Path) -> None:
+    def __init__(self, kind: str, path: Path, dsn: str | None = None) -> None:
         self.kind = kind
         self.path = path
+        self.dsn = dsn
         self.opened: list[Any] = []
         self._memory = create_memory_session_store()
 
@@ -51,6 +52,10 @@ class Opener:
             return self._memory
         if self.kind == "jsonl":
             store = create_jsonl_session_store(self.path / "sessions.jsonl")
+        elif self.kind == "postgres":
+            from prism.stores.postgres import create_postgres_session_store
+
+            store = create_postgres_session_store(self.dsn)
         else:
             store = create_sqlite_session_store(self.path / "sessions.db")
         self.opened.append(store)
@@ -59,7 +64,9 @@ class Opener:
 
 @pytest.fixture(params=KINDS)
 async def opener(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Opener]:
-    op = Opener(request.param, tmp_path)
+    # PostgreSQL: a fresh database on the suite's throwaway server per test.
+    dsn = request.getfixturevalue("pg_dsn") if request.param == "postgres" else None
+    op = Opener(request.param, tmp_path, dsn)
     yield op
     for store in op.opened:
         if hasattr(store, "aclose"):
@@ -319,3 +326,44 @@ async def test_claim_refuses_a_bad_session_id(opener: Opener, bad: Any) -> None:
     assert isinstance(store, LeasingSessionStore)
     with pytest.raises(StoreError, match="session id must be a non-empty string"):
         await store.claim(bad)
+
+
+GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "sessions" / "all-kinds.jsonl"
+
+
+async def test_golden_file_round_trips(store: SessionStore) -> None:
+    from prism.stores import read_jsonl_session_entries
+
+    entries, errors = await read_jsonl_session_entries(GOLDEN)
+    assert errors == []
+    await store.append(entries[0])
+    await store.append_many(entries[1:6])
+    for e in entries[6:]:
+        await store.append(e)
+    assert await store.list("session_golden") == entries
+    for e in entries:
+        assert await store.get(e["id"]) == e
+
+
+async def test_branch_reads_and_labels(store: SessionStore) -> None:
+    from prism.branching import branch_entries, children_of, labels, list_leaves
+
+    # e1 <- e2 <- e3, and a fork e2 <- e4 <- label(e3)
+    await store.append_many([entry(1), entry(2, parent="e1"), entry(3, parent="e2")])  # type: ignore[list-item]
+    await store.append(entry(4, parent="e2"))  # type: ignore[arg-type]
+    label = {
+        "id": "l1",
+        "sessionId": "s1",
+        "parentId": "e4",
+        "kind": "label",
+        "label": "first try",
+        "targetId": "e3",
+    }
+    await store.append(label)  # type: ignore[arg-type]
+    listed = await store.list("s1")
+    assert [e["id"] for e in branch_entries(listed, "e3")] == ["e1", "e2", "e3"]
+    assert [e["id"] for e in branch_entries(listed, "l1")] == ["e1", "e2", "e4", "l1"]
+    assert [e["id"] for e in children_of(listed, "e2")] == ["e3", "e4"]
+    assert [e["id"] for e in list_leaves(listed)] == ["e3", "l1"]
+    assert labels(listed) == {"e3": "first try"}
+    assert await store.get("l1") == label
