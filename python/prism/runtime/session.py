@@ -454,6 +454,26 @@ class AgentSession:
         (stored,) = await self._append_chain([entry])  # type: ignore[list-item]
         return stored
 
+    async def append_custom(self, custom_type: str, data: Any = None) -> SessionEntry:
+        """Append one ``custom`` entry (host data such as memory records) under
+        the leaf. Custom entries never reach a provider and are never
+        summarized, so this is allowed during a run too. ``data`` must be
+        JSON; the agent's secrets are redacted from it like from any entry."""
+        if not isinstance(custom_type, str) or not custom_type:
+            raise ConfigError("custom entry type must be a non-empty string")
+        await self.load()
+        entry: dict[str, Any] = {
+            "id": self.new_entry_id(),
+            "sessionId": self._id,
+            "parentId": None,
+            "kind": "custom",
+            "customType": custom_type,
+        }
+        if data is not None:
+            entry["data"] = data
+        (stored,) = await self._append_chain([entry])  # type: ignore[list-item]
+        return stored
+
     async def entries(self) -> list[SessionEntry]:
         """Every entry of this session (all branches), in append order."""
         await self.load()

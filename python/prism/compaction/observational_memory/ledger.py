@@ -1,0 +1,207 @@
+"""Folding the memory ledger: one O(n) pass over branch entries.
+
+The ledger is the set of memory records on a branch. Folding reads them in
+branch order and keeps, for every memory, the position of the entry that
+recorded it, so projections can ask "recorded after the latest fold?"
+without a second pass. Malformed records are skipped (their entry ids are
+listed in ``invalid_entry_ids``), never raised: a session file written by
+another tool must still load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from prism.compaction.observational_memory.ids import is_memory_id
+from prism.compaction.observational_memory.records import (
+    OBSERVATIONS_DROPPED,
+    OBSERVATIONS_RECORDED,
+    REFLECTIONS_RECORDED,
+    FoldedMemory,
+    Observation,
+    Reflection,
+    is_folded_memory,
+    parse_observation,
+    parse_reflection,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FoldPoint:
+    """The latest observational-memory compaction on the branch."""
+
+    entry_id: str
+    position: int
+    memory: FoldedMemory
+
+
+@dataclass(slots=True)
+class ObservationalMemoryLedger:
+    """What :func:`fold_observational_memory_ledger` returns.
+
+    ``observations``/``reflections`` hold every recorded memory in the order
+    it was first recorded (a later record reusing an id is ignored).
+    ``dropped`` maps explicitly dropped observation ids to the branch
+    position of the drop. ``positions`` maps each memory id to the branch
+    position of the entry that recorded it and ``recorded_by`` to that
+    entry's id. ``observed_up_to`` / ``reflected_up_to`` / ``dropped_up_to``
+    are the latest coverage markers of each record type.
+    """
+
+    observations: dict[str, Observation] = field(default_factory=dict)
+    reflections: dict[str, Reflection] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)
+    positions: dict[str, int] = field(default_factory=dict)
+    recorded_by: dict[str, str] = field(default_factory=dict)
+    observed_up_to: str | None = None
+    reflected_up_to: str | None = None
+    dropped_up_to: str | None = None
+    latest_fold: FoldPoint | None = None
+    record_entry_ids: list[str] = field(default_factory=list)
+    invalid_entry_ids: list[str] = field(default_factory=list)
+    entry_count: int = 0
+
+    def fold(self, entries: Iterable[Mapping[str, Any]]) -> ObservationalMemoryLedger:
+        """Continue folding with more branch entries (appended after the ones
+        already folded); returns ``self``."""
+        position = self.entry_count
+        for entry in entries:
+            kind = entry.get("kind") if isinstance(entry, Mapping) else None
+            if kind == "custom":
+                self._record(entry, position)
+            elif kind == "compaction":
+                self._compaction(entry, position)
+            position += 1
+        self.entry_count = position
+        return self
+
+    def _record(self, entry: Mapping[str, Any], position: int) -> None:
+        data = entry.get("data")
+        if not isinstance(data, Mapping):
+            return
+        kind = data.get("type")
+        entry_id = entry.get("id")
+        if not isinstance(entry_id, str):
+            return
+        if kind == OBSERVATIONS_RECORDED:
+            items = data.get("observations")
+            if not self._add_all(items, parse_observation, self.observations, entry_id, position):
+                return
+            self.observed_up_to = _marker(data, self.observed_up_to)
+        elif kind == REFLECTIONS_RECORDED:
+            items = data.get("reflections")
+            if not self._add_all(items, parse_reflection, self.reflections, entry_id, position):
+                return
+            self.reflected_up_to = _marker(data, self.reflected_up_to)
+        elif kind == OBSERVATIONS_DROPPED:
+            ids = data.get("observationIds")
+            if not isinstance(ids, list) or not all(is_memory_id(i) for i in ids):
+                self.invalid_entry_ids.append(entry_id)
+                return
+            for memory_id in ids:
+                self.dropped.setdefault(memory_id, position)
+            self.dropped_up_to = _marker(data, self.dropped_up_to)
+        else:
+            return
+        self.record_entry_ids.append(entry_id)
+
+    def _add_all(
+        self,
+        items: object,
+        parse: Any,
+        into: dict[str, Any],
+        entry_id: str,
+        position: int,
+    ) -> bool:
+        if not isinstance(items, list):
+            self.invalid_entry_ids.append(entry_id)
+            return False
+        parsed = [parse(item) for item in items]
+        if any(item is None for item in parsed):
+            # All or nothing per record: a half-understood record is not memory.
+            self.invalid_entry_ids.append(entry_id)
+            return False
+        for item in parsed:
+            memory_id = item["id"]
+            if memory_id in into:
+                continue
+            into[memory_id] = item
+            self.positions[memory_id] = position
+            self.recorded_by[memory_id] = entry_id
+        return True
+
+    def _compaction(self, entry: Mapping[str, Any], position: int) -> None:
+        data = entry.get("data")
+        memory = data.get("memory") if isinstance(data, Mapping) else None
+        entry_id = entry.get("id")
+        if memory is None or not isinstance(entry_id, str):
+            return
+        if not is_folded_memory(memory):
+            self.invalid_entry_ids.append(entry_id)
+            return
+        assert isinstance(memory, Mapping)
+        observations = [parse_observation(o) for o in memory["observations"]]
+        reflections = [parse_reflection(r) for r in memory["reflections"]]
+        if any(o is None for o in observations) or any(r is None for r in reflections):
+            self.invalid_entry_ids.append(entry_id)
+            return
+        # A fold normally repeats memories recorded earlier on the branch; one
+        # copied from elsewhere (a fork of a folded branch) still counts.
+        for item in observations:
+            assert item is not None
+            if item["id"] not in self.observations:
+                self.observations[item["id"]] = item
+                self.positions[item["id"]] = position
+                self.recorded_by[item["id"]] = entry_id
+        for ref in reflections:
+            assert ref is not None
+            if ref["id"] not in self.reflections:
+                self.reflections[ref["id"]] = ref
+                self.positions[ref["id"]] = position
+                self.recorded_by[ref["id"]] = entry_id
+        folded: FoldedMemory = {
+            "type": "om.folded",
+            "version": 1,
+            "fullFold": bool(memory["fullFold"]),
+            "observations": [o for o in observations if o is not None],
+            "reflections": [r for r in reflections if r is not None],
+            "droppedObservationIds": list(memory["droppedObservationIds"]),
+        }
+        self.latest_fold = FoldPoint(entry_id, position, folded)
+
+    # --- views ----------------------------------------------------------------------
+
+    def active_observations(self) -> list[Observation]:
+        """Recorded observations that no drop record removed, in recorded order."""
+        dropped = self.dropped
+        return [o for key, o in self.observations.items() if key not in dropped]
+
+    def summary(self) -> dict[str, Any]:
+        """Counts and coverage markers as JSON (camelCase), for status and golden files."""
+        return {
+            "observations": list(self.observations),
+            "reflections": list(self.reflections),
+            "droppedObservationIds": list(self.dropped),
+            "observedUpToId": self.observed_up_to,
+            "reflectedUpToId": self.reflected_up_to,
+            "droppedUpToId": self.dropped_up_to,
+            "latestFoldEntryId": self.latest_fold.entry_id if self.latest_fold else None,
+            "recordEntryIds": list(self.record_entry_ids),
+            "invalidEntryIds": list(self.invalid_entry_ids),
+        }
+
+
+def _marker(data: Mapping[str, Any], previous: str | None) -> str | None:
+    marker = data.get("coversUpToId")
+    return marker if isinstance(marker, str) and marker else previous
+
+
+def fold_observational_memory_ledger(
+    entries: Iterable[Mapping[str, Any]],
+) -> ObservationalMemoryLedger:
+    """Fold the memory records of ``entries`` (one branch, root first) into a
+    ledger: observations, reflections, drops, coverage markers and the latest
+    fold. O(n); no I/O, no provider, never raises on malformed records."""
+    return ObservationalMemoryLedger().fold(entries)
