@@ -253,7 +253,7 @@ class ObservationalMemoryRuntime:
         self._debug(settings, worker=job.name, event="started")
         try:
             report.turns = await workers.run_worker(
-                job, provider, self.worker_model, settings.agent_max_turns
+                job, provider, self.worker_model, settings.agent_max_turns, redactor
             )
         except Exception as error:
             report.error = self._error_info(error, "memory_worker_failed", redactor, job.name)

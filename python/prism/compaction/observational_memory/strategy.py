@@ -126,7 +126,11 @@ class ObservationalMemoryCompactionStrategy:
         memory = create_folded_memory_details(
             observations=observations,
             reflections=reflections,
-            dropped_observation_ids=hidden,
+            # Explicit drops and observations folded out of view: a reader of
+            # data.memory alone knows every id the summary leaves out.
+            dropped_observation_ids=list(
+                dict.fromkeys([*projection.dropped_observation_ids, *hidden])
+            ),
             full_fold=full_fold,
         )
         for redactor in (self._redactor, extra):

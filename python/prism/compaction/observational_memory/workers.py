@@ -291,10 +291,30 @@ def dropper_job(
     return job
 
 
-async def run_worker(job: WorkerJob, provider: Any, model: ModelConfig, max_turns: int) -> int:
+class RedactingProvider:
+    """Hands the worker provider a redacted copy of every request: the
+    prompt is redacted already, but a model may echo a secret into its tool
+    arguments, and those come back in the next turn's request."""
+
+    __slots__ = ("_provider", "_redactor", "name")
+
+    def __init__(self, provider: Any, redactor: SecretRedactor) -> None:
+        self._provider = provider
+        self._redactor = redactor
+        self.name = getattr(provider, "name", "worker")
+
+    def generate(self, request: Any) -> Any:
+        return self._provider.generate(self._redactor.redact_value(request))
+
+
+async def run_worker(
+    job: WorkerJob, provider: Any, model: ModelConfig, max_turns: int, redactor: SecretRedactor
+) -> int:
     """Run ``job`` as an agent loop of at most ``max_turns`` provider turns.
     Returns the turns used; raises the run's error (``MaxToolRoundsError``
     when the worker wanted more turns, ``ProviderError``, ...)."""
+    if len(redactor):
+        provider = RedactingProvider(provider, redactor)
     from prism.runtime import create_agent
     from prism.stores.memory import MemorySessionStore
 
