@@ -3,9 +3,15 @@ to these at the Python boundary where a caller is expected to catch them."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from prism.contracts import ErrorInfo
+from prism.contracts import ErrorInfo, JsonValue
+
+if TYPE_CHECKING:
+    from prism.security.redaction import SecretRedactor
+
+_T = TypeVar("_T")
 
 
 class PrismError(Exception):
@@ -20,7 +26,10 @@ class PrismError(Exception):
         self.details = details
 
     def to_error_info(self) -> ErrorInfo:
+        """Message, code and (when given) the keyword details, JSON-shaped."""
         info: ErrorInfo = {"message": str(self), "code": self.code}
+        if self.details:
+            info["details"] = {str(k): _jsonable(v) for k, v in self.details.items()}
         return info
 
 
@@ -36,16 +45,17 @@ class SessionBusyError(PrismError):
     code = "session_busy"
 
 
-class DuplicateEntryError(PrismError, ValueError):
-    """A store refused an entry whose id it already holds."""
-
-    code = "duplicate_entry"
-
-
 class StoreError(PrismError):
     """A session store could not read or write."""
 
     code = "store_error"
+
+
+class DuplicateEntryError(StoreError, ValueError):
+    """A store refused an entry whose id it already holds (a ``StoreError``,
+    so callers catching store failures see it too)."""
+
+    code = "duplicate_entry"
 
 
 class ProviderError(PrismError):
@@ -175,3 +185,61 @@ class AttentionBudgetError(PrismError):
         self.used_after = used_after
         self.input_cap = input_cap
         self.trigger_ratio = trigger_ratio
+
+
+# --- one way from an exception to ErrorInfo -------------------------------------------
+
+
+def _jsonable(value: Any, depth: int = 0) -> JsonValue:
+    """``value`` as JSON data; anything else (or anything absurdly deep) as its type name."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if depth < 32 and isinstance(value, Mapping):
+        return {str(k): _jsonable(v, depth + 1) for k, v in value.items()}
+    if depth < 32 and isinstance(value, list | tuple):
+        return [_jsonable(v, depth + 1) for v in value]
+    return f"<{type(value).__name__}>"
+
+
+def _check_redactor(redactor: object) -> None:
+    # Never None: a missing redactor is how secrets used to slip through.
+    from prism.security.redaction import require_redactor
+
+    require_redactor(redactor, owner="error info")
+
+
+def redact_error_info(info: ErrorInfo, redactor: SecretRedactor) -> ErrorInfo:
+    """``info`` with secrets masked in ``message`` and ``details`` (a copy when
+    anything changed; ``info`` itself when the redactor knows no secrets)."""
+    _check_redactor(redactor)
+    if len(redactor) == 0:
+        return info
+    out: ErrorInfo = {**info}
+    out["message"] = redactor.redact_text(info["message"])
+    details = info.get("details")
+    if details is not None:
+        out["details"] = redactor.redact_value(details)
+    return out
+
+
+def error_info(
+    error: BaseException,
+    redactor: SecretRedactor,
+    *,
+    code: str = "runtime_error",
+    with_type: bool = False,
+) -> ErrorInfo:
+    """The one way an exception becomes ``ErrorInfo``: a ``PrismError`` gives its
+    own message, code and details; anything else gives its text (or its type
+    name when it has none) under ``code``. ``with_type`` prefixes the type name
+    for errors nobody planned for. Always redacted, repr-built text included:
+    the redactor also knows each secret's escaped forms."""
+    _check_redactor(redactor)
+    if isinstance(error, PrismError):
+        info = error.to_error_info()
+    else:
+        text = str(error).strip()
+        if with_type:
+            text = f"{type(error).__name__}: {text}" if text else type(error).__name__
+        info = {"message": text or type(error).__name__, "code": code}
+    return redact_error_info(info, redactor)

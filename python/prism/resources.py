@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
 
 from prism.config.manifests import PackageManifest, validate_package_manifest
 from prism.errors import ManifestError, ResourceError
-from prism.extensions._redaction import describe_error, make_text_redactor
+from prism.extensions._redaction import describe_error
 from prism.security.permissions import PermissionPolicy, PermissionRequest, require_permission
+from prism.security.redaction import NOOP_REDACTOR, SecretRedactor, require_redactor
 
 DEFAULT_MAX_RESOURCE_BYTES = 1024 * 1024
 
@@ -75,9 +76,10 @@ async def _fetch(
     *,
     max_bytes: int,
     permission_policy: PermissionPolicy | None,
-    secrets: Iterable[str],
+    redactor: SecretRedactor,
 ) -> str:
     _check_uri(uri)
+    redactor = require_redactor(redactor, owner="resource loader")
     if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 0:
         raise ResourceError("max_bytes must be a non-negative integer")
     shown = display_uri(uri)
@@ -90,7 +92,7 @@ async def _fetch(
         if inspect.isawaitable(result):
             result = await result
     except Exception as error:
-        reason = describe_error(error, make_text_redactor(secrets))
+        reason = describe_error(error, redactor)
         raise ResourceError(f"resource {shown}: loader failed ({reason})") from error
     if not isinstance(result, Mapping):
         raise ResourceError(
@@ -132,12 +134,12 @@ async def load_text_resource(
     *,
     max_bytes: int = DEFAULT_MAX_RESOURCE_BYTES,
     permission_policy: PermissionPolicy | None = None,
-    secrets: Iterable[str] = (),
+    redactor: SecretRedactor = NOOP_REDACTOR,
 ) -> TextResource:
-    """Load ``uri`` as UTF-8 text of at most ``max_bytes`` bytes. ``secrets``
-    are masked in a loader's error message."""
+    """Load ``uri`` as UTF-8 text of at most ``max_bytes`` bytes. ``redactor``
+    (the host's, built once) masks secrets in a loader's error message."""
     text = await _fetch(
-        loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, secrets=secrets
+        loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, redactor=redactor
     )
     return TextResource(uri=uri, text=text)
 
@@ -165,10 +167,10 @@ async def load_json_resource(
     *,
     max_bytes: int = DEFAULT_MAX_RESOURCE_BYTES,
     permission_policy: PermissionPolicy | None = None,
-    secrets: Iterable[str] = (),
+    redactor: SecretRedactor = NOOP_REDACTOR,
 ) -> JsonResource:
     text = await _fetch(
-        loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, secrets=secrets
+        loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, redactor=redactor
     )
     return JsonResource(uri=uri, value=_parse_json(uri, text))
 
@@ -179,12 +181,12 @@ async def load_manifest_resource(
     *,
     max_bytes: int = DEFAULT_MAX_RESOURCE_BYTES,
     permission_policy: PermissionPolicy | None = None,
-    secrets: Iterable[str] = (),
+    redactor: SecretRedactor = NOOP_REDACTOR,
 ) -> ManifestResource:
     """Load and validate a package manifest; manifest problems raise
     ``ManifestError`` prefixed with the resource."""
     text = await _fetch(
-        loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, secrets=secrets
+        loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, redactor=redactor
     )
     value = _parse_json(uri, text)
     try:

@@ -19,6 +19,7 @@ import anyio
 
 from prism.contracts import ErrorInfo
 from prism.errors import ConfigError
+from prism.security.redaction import SecretRedactor, create_redactor
 
 TRANSIENT_CODES: Final[frozenset[str]] = frozenset(
     {
@@ -193,6 +194,8 @@ class RetryOptions:
     max_delay_ms: int = 1000
     secrets: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # Built once from ``secrets`` (never per retry); masks retry error infos.
+    redactor: SecretRedactor = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.policy is not None and not callable(getattr(self.policy, "decide", None)):
@@ -206,6 +209,7 @@ class RetryOptions:
         if not all(isinstance(secret, str) for secret in secrets):
             raise ConfigError("secrets must all be strings")
         object.__setattr__(self, "secrets", secrets)
+        object.__setattr__(self, "redactor", create_redactor(secrets))
         if not isinstance(self.metadata, Mapping):
             raise ConfigError("retry metadata must be a mapping")
 
@@ -270,19 +274,3 @@ async def wait_for_retry(
     if not decision.retry:
         return
     await sleep(decision.delay_ms / 1000)
-
-
-def redact_error_info(info: ErrorInfo, secrets: Iterable[str]) -> ErrorInfo:
-    """A copy of ``info`` with exact ``secrets`` masked in ``message`` and
-    ``details`` (for ``retry_scheduled``/``error`` events)."""
-    secret_list = [secret for secret in secrets if secret]
-    if not secret_list:
-        return dict(info)  # type: ignore[return-value]
-    from prism._native import Redactor  # lazy: the native module may be rebuilding
-
-    redactor = Redactor(secret_list)
-    out: ErrorInfo = dict(info)  # type: ignore[assignment]
-    out["message"] = redactor.redact_text(info.get("message", ""))
-    if "details" in info:
-        out["details"] = redactor.redact_value(info["details"])
-    return out

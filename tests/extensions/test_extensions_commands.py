@@ -14,6 +14,7 @@ from prism.extensions import (
     execute_command,
 )
 from prism.registries import ContributionRegistry
+from prism.security import create_redactor
 from prism.security.permissions import create_allowlist_policy
 
 SECRET = "tok-9f8e7d6c5b4a3210"
@@ -87,7 +88,7 @@ async def test_run_failure_is_wrapped_and_redacted() -> None:
 
     registry = registry_with(define_command("fail", fail))
     with pytest.raises(CommandError) as info:
-        await execute_command(registry, "fail", secrets=[SECRET])
+        await execute_command(registry, "fail", redactor=create_redactor([SECRET]))
     assert str(info.value) == "command 'fail' failed: cannot use [REDACTED]"
     assert isinstance(info.value.__cause__, RuntimeError)
 

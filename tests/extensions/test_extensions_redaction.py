@@ -5,50 +5,59 @@ from typing import Any
 import anyio
 import pytest
 
-import prism._native
 from prism.errors import ConfigError
 from prism.extensions import ExtensionAPI, create_extension_kernel, define_extension
-from prism.extensions._redaction import make_text_redactor, redact_json
+from prism.extensions._redaction import redact_json
+from prism.security import NOOP_REDACTOR, create_redactor
+
+# One redaction path: these helpers take the native-backed redactor object;
+# there is no pure-Python fallback left to test.
 
 
-@pytest.fixture(params=["native-if-built", "fallback"])
-def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "fallback":
-        monkeypatch.delattr(prism._native, "Redactor", raising=False)
-    return str(request.param)
-
-
-def test_redacts_every_secret_longest_first(mode: str) -> None:
-    redact = make_text_redactor(["secret-token-1234", "secret-token-1234-extended"])
+def test_redacts_every_secret_longest_first() -> None:
+    redactor = create_redactor(["secret-token-1234", "secret-token-1234-extended"])
     text = "a secret-token-1234-extended and secret-token-1234."
-    assert redact(text) == "a [REDACTED] and [REDACTED]."
+    assert redactor.redact_text(text) == "a [REDACTED] and [REDACTED]."
 
 
-def test_bare_string_is_one_secret(mode: str) -> None:
-    redact = make_text_redactor("abcdefgh12345678")
-    assert redact("x abcdefgh12345678 a b") == "x [REDACTED] a b"
+def test_bare_string_is_one_secret() -> None:
+    redactor = create_redactor("abcdefgh12345678")
+    assert redactor.redact_text("x abcdefgh12345678 a b") == "x [REDACTED] a b"
 
 
-def test_too_short_secret_refused(mode: str) -> None:
+def test_too_short_secret_refused() -> None:
     with pytest.raises(ConfigError, match="cannot redact these secrets"):
-        make_text_redactor(["abc", "long-enough-secret"])
+        create_redactor(["abc", "long-enough-secret"])
     with pytest.raises(ConfigError, match="cannot redact these secrets"):
         create_extension_kernel(secrets=["abc"])
 
 
 def test_no_secrets_is_identity() -> None:
-    redact = make_text_redactor(["", None])  # type: ignore[list-item]
-    assert redact("unchanged") == "unchanged"
+    redactor = create_redactor(["", None])
+    assert redactor.redact_text("unchanged") == "unchanged"
 
 
-def test_redact_json_covers_keys_and_nesting(mode: str) -> None:
-    redact = make_text_redactor(["tok-0123456789abcdef"])
+def test_redact_json_covers_keys_and_nesting() -> None:
+    redactor = create_redactor(["tok-0123456789abcdef"])
     value: Any = {"tok-0123456789abcdef": ["x tok-0123456789abcdef", 1, None]}
-    assert redact_json(value, redact) == {"[REDACTED]": ["x [REDACTED]", 1, None]}
+    assert redact_json(value, redactor) == {"[REDACTED]": ["x [REDACTED]", 1, None]}
+
+
+def test_kernel_takes_a_ready_redactor_or_secrets_never_both_never_a_list() -> None:
+    secret = "sk-kernel-0123456789abcdef"
+    redactor = create_redactor([secret])
+    kernel = create_extension_kernel(redactor=redactor)
+    assert kernel.redactor is redactor
+    assert kernel.redact(f"x {secret}") == "x [REDACTED]"
+    assert create_extension_kernel().redactor is NOOP_REDACTOR
+    with pytest.raises(TypeError, match="not both"):
+        create_extension_kernel(redactor=redactor, secrets=[secret])
+    with pytest.raises(TypeError, match="create_redactor"):
+        create_extension_kernel(redactor=[secret])  # type: ignore[arg-type]
 
 
 @pytest.mark.anyio
-async def test_kernel_redacts_in_both_modes(mode: str) -> None:
+async def test_kernel_redacts() -> None:
     secret = "sk-kernel-0123456789abcdef"
 
     def bad(api: ExtensionAPI) -> None:

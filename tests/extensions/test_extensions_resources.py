@@ -12,6 +12,7 @@ from prism.resources import (
     load_manifest_resource,
     load_text_resource,
 )
+from prism.security import create_redactor
 from prism.security.permissions import create_allowlist_policy
 
 SECRET = "pw-abcdef0123456789"
@@ -101,7 +102,7 @@ async def test_loader_failure_redacted_and_uri_credentials_hidden() -> None:
     loader = RecordingLoader(OSError(f"auth failed for {SECRET}"))
     uri = f"https://user:{SECRET}@example.test/config.json?token={SECRET}"
     with pytest.raises(ResourceError) as info:
-        await load_text_resource(loader, uri, secrets=[SECRET])
+        await load_text_resource(loader, uri, redactor=create_redactor([SECRET]))
     assert str(info.value) == (
         "resource https://example.test/config.json: loader failed (auth failed for [REDACTED])"
     )

@@ -19,6 +19,7 @@ from prism.providers import (
     provider_usage,
     validate_provider_event,
 )
+from prism.security import NOOP_REDACTOR, create_redactor
 
 
 def test_event_helpers_build_wire_shapes() -> None:
@@ -96,15 +97,13 @@ def test_validate_provider_event_names_the_field(event: Any, message: str) -> No
         validate_provider_event(event)
 
 
-class _Redactor:
-    def redact_text(self, text: str) -> str:
-        return text.replace("sk-live-123456", "[REDACTED]")
-
-
 def test_error_info_from_exception_redacts() -> None:
-    info = error_info_from_exception(RuntimeError("bad key sk-live-123456"), _Redactor())
+    redactor = create_redactor(["sk-live-123456"])
+    info = error_info_from_exception(RuntimeError("bad key sk-live-123456"), redactor)
     assert info == {"message": "bad key [REDACTED]", "code": "provider_exception"}
-    assert error_info_from_exception(ValueError())["message"] == "ValueError"
+    assert error_info_from_exception(ValueError(), NOOP_REDACTOR)["message"] == "ValueError"
+    with pytest.raises(TypeError, match="NOOP_REDACTOR"):
+        error_info_from_exception(ValueError(), None)  # type: ignore[arg-type]
 
 
 def test_registry_registers_and_resolves() -> None:

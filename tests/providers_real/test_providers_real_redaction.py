@@ -7,6 +7,7 @@ import copy
 import pytest
 
 from prism.security import (
+    NOOP_REDACTOR,
     NoopRedactor,
     SecretRedactor,
     create_redactor,
@@ -65,7 +66,9 @@ def test_redact_error_info_copies_and_covers_details() -> None:
     assert out["message"] == "HTTP 401: bad key [REDACTED]"
     assert out["details"] == {"echo": ["[REDACTED]"], "n": 1}
     assert out["code"] == "401" and out["status"] == 401
-    assert redact_error_info(info, None) is info  # type: ignore[arg-type]
+    assert redact_error_info(info, NOOP_REDACTOR) is info  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="NOOP_REDACTOR"):
+        redact_error_info(info, None)  # type: ignore[arg-type]
 
 
 def test_redact_event_leaves_the_original_alone() -> None:
@@ -83,21 +86,52 @@ def test_secrets_too_short_to_redact_are_a_config_error() -> None:
 
     with pytest.raises(ConfigError, match="cannot redact these secrets: secret #0 is shorter"):
         create_redactor(["abc"])
+    # Listed explicitly as a secret, a short string is still refused...
     with pytest.raises(ConfigError, match="cannot redact these secrets"):
-        create_openai_compatible_provider(base_url="https://x.invalid/v1", api_key="abc")
+        create_openai_compatible_provider(base_url="https://x.invalid/v1", secrets=["abc"])
+
+
+def test_a_short_api_key_is_accepted_unredacted_with_one_warning() -> None:
+    # ...but an API key that short is a local server's placeholder (issue 20):
+    # it is used, not redacted, and the warning says why without showing it.
+    from prism.providers.openai_compatible import create_openai_compatible_provider
+    from prism.security.redaction import _warned_short_credentials
+
+    _warned_short_credentials.clear()
+    with pytest.warns(RuntimeWarning, match="shorter than 4 characters") as caught:
+        provider = create_openai_compatible_provider(
+            base_url="http://127.0.0.1:1/v1", api_key="x", name="local"
+        )
+        create_openai_compatible_provider(
+            base_url="http://127.0.0.1:1/v1", api_key="x", name="local"
+        )
+    assert len(caught) == 1
+    assert "'x'" not in str(caught[0].message)
+    assert provider._static_secrets == frozenset()
 
 
 @pytest.mark.anyio
-async def test_a_resolved_credential_too_short_is_a_credential_error_event() -> None:
+async def test_a_resolved_credential_too_short_is_used_not_refused() -> None:
+    import httpx
+
     from prism.providers.openai_compatible import create_openai_compatible_provider
     from prism.security import callable_credential
+    from prism.security.redaction import _warned_short_credentials
 
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers["authorization"])
+        return httpx.Response(401, json={"error": {"message": "nope"}})
+
+    _warned_short_credentials.clear()
     provider = create_openai_compatible_provider(
-        base_url="https://x.invalid/v1", credential=callable_credential(lambda: "abc")
+        base_url="https://x.invalid/v1",
+        credential=callable_credential(lambda: "abc"),
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
     )
     request = {"model": {"provider": "p", "model": "m"}, "messages": []}
-    events = [e async for e in provider.generate(request)]  # type: ignore[arg-type]
-    assert len(events) == 1
-    assert events[0]["error"]["code"] == "credential_error"
-    assert "resolved credential is unusable" in events[0]["error"]["message"]
-    assert "abc" not in events[0]["error"]["message"].replace("cannot", "")
+    with pytest.warns(RuntimeWarning, match="not redacted"):
+        events = [e async for e in provider.generate(request)]  # type: ignore[arg-type]
+    assert seen == ["Bearer abc"]
+    assert events[-1]["error"]["code"] == "401"

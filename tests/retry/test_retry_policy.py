@@ -15,9 +15,9 @@ from prism.retry import (
     create_default_retry_policy,
     decide_retry,
     is_transient_error_info,
-    redact_error_info,
     wait_for_retry,
 )
+from prism.security import NOOP_REDACTOR, create_redactor, redact_error_info
 
 
 @pytest.mark.parametrize(
@@ -231,16 +231,26 @@ async def test_wait_for_retry_is_cancellable() -> None:
 
 
 def test_redact_error_info_masks_message_and_details() -> None:
-    native = pytest.importorskip("prism._native")
-    if not hasattr(native, "Redactor"):
-        pytest.skip("native Redactor not built yet")
     secret = "sk-retry-0123456789"
     info: ErrorInfo = {
         "message": f"bad key {secret}",
         "code": "401",
         "details": {"header": f"Bearer {secret}"},
     }
-    redacted = redact_error_info(info, [secret])
+    redacted = redact_error_info(info, create_redactor([secret]))
     assert secret not in repr(redacted)
     assert info["message"] == f"bad key {secret}"  # the original is untouched
-    assert redact_error_info(info, []) == info
+    assert redact_error_info(info, NOOP_REDACTOR) == info
+    # One redaction path: a bare list (rebuilt per call) or None is refused.
+    with pytest.raises(TypeError, match="create_redactor"):
+        redact_error_info(info, [secret])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="NOOP_REDACTOR"):
+        redact_error_info(info, None)  # type: ignore[arg-type]
+
+
+def test_retry_options_build_their_redactor_once() -> None:
+    secret = "s3cret-value"
+    options = RetryOptions(secrets=(secret,))
+    assert options.redactor is options.redactor
+    assert options.redactor.redact_text(f"x {secret}") == "x [REDACTED]"
+    assert len(RetryOptions().redactor) == 0

@@ -8,6 +8,7 @@ import pytest
 from prism.contracts import ToolCall
 from prism.errors import ConfigError
 from prism.middleware import create_middleware_registry
+from prism.security import create_redactor
 from prism.security.permissions import PermissionDecision, PermissionRequest
 from prism.tools import (
     ToolContext,
@@ -220,14 +221,10 @@ async def test_tool_exception_becomes_redacted_error_result() -> None:
     def explode(args: dict[str, Any], ctx: ToolContext) -> None:
         raise RuntimeError(f"auth failed with key {secret}")
 
-    class Redactor:
-        def redact_text(self, text: str) -> str:
-            return text.replace(secret, "[REDACTED]")
-
     result = await dispatch_tool_call(
         call("explode"),
         registry=create_tool_registry([define_tool("explode", explode)]),
-        redactor=Redactor(),
+        redactor=create_redactor([secret]),
     )
     assert result == {
         "toolCallId": "c1",
@@ -243,9 +240,8 @@ async def test_tool_exception_becomes_redacted_error_result() -> None:
 
 @pytest.mark.anyio
 async def test_tool_exception_with_native_redactor() -> None:
-    native = pytest.importorskip("prism._native")
-    if not hasattr(native, "Redactor"):
-        pytest.skip("native Redactor not built yet")
+    import prism._native as native
+
     secret = "sk-native-0123456789"
 
     def explode(args: dict[str, Any], ctx: ToolContext) -> None:

@@ -20,7 +20,7 @@ from prism.cli.io import LineWriter
 from prism.cli.options import CliOptions, UsageProblem
 from prism.cli.rpc_protocol import event_envelope
 from prism.contracts import AgentEvent, ErrorInfo
-from prism.errors import ConfigError, PrismError
+from prism.errors import ConfigError, error_info
 from prism.runtime import AgentSession
 
 RUN_FAILED_EXIT_CODE = 1
@@ -34,13 +34,7 @@ def stderr_line(message: str) -> None:
 def describe_exception(error: BaseException, redactor: Any) -> ErrorInfo:
     """ErrorInfo for an exception the runtime did not turn into an event
     (e.g. a store that cannot create its file); the text is redacted."""
-    if isinstance(error, PrismError):
-        info: ErrorInfo = dict(error.to_error_info())  # type: ignore[assignment]
-    else:
-        info = {"message": f"{type(error).__name__}: {error}", "code": "internal_error"}
-    if len(redactor):
-        info["message"] = redactor.redact_text(info["message"])
-    return info
+    return error_info(error, redactor, code="internal_error", with_type=True)
 
 
 def create_host(options: CliOptions) -> CliHost:

@@ -59,6 +59,7 @@ def create_cli_provider(
     if package is None:  # build_options already checked; keep the error explicit
         raise UsageProblem(f"--provider {options.provider!r} is unknown")
     from prism.providers.packages import create_preset_provider
+    from prism.security.redaction import redactable_credentials
 
     env_vars: tuple[str, ...] = tuple(package.auth.env_vars)
     api_key = next((env[name] for name in env_vars if env.get(name)), None)
@@ -69,4 +70,7 @@ def create_cli_provider(
         )
     provider = create_preset_provider(package, api_key)
     model = package.model_or_custom(options.model) if options.model else package.model(None)
-    return ProviderSetup(provider, model, (api_key,) if api_key else ())
+    # A placeholder key too short to redact (local servers take "x") is used
+    # but kept out of the agent's secrets; the provider already warned once.
+    secrets = redactable_credentials((api_key,), origin=f"provider {provider.name!r}")
+    return ProviderSetup(provider, model, secrets)

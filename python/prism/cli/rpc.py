@@ -34,7 +34,7 @@ from prism.cli.rpc_protocol import (
     parse_request,
 )
 from prism.contracts import ErrorInfo
-from prism.errors import ConfigError, PrismError, SessionBusyError
+from prism.errors import ConfigError, PrismError, SessionBusyError, redact_error_info
 from prism.extensions import execute_command
 from prism.runtime import AgentSession
 from prism.runtime.input import normalize_input
@@ -93,28 +93,35 @@ class RpcServer:
 
     async def handle_line(self, line: bytes | LineTooLong) -> None:
         if isinstance(line, LineTooLong):
-            self.writer.write_json(error_response(None, error_info(str(line), "invalid_request")))
+            self.writer.write_json(
+                self._error_response(None, error_info(str(line), "invalid_request"))
+            )
             return
         try:
             request = parse_request(line)
         except RpcRequestError as refused:
-            self.writer.write_json(error_response(refused.request_id, refused.info))
+            self.writer.write_json(self._error_response(refused.request_id, refused.info))
             return
         if request.command in ("prompt", "followUp"):
             try:
                 self._start_run(request)
             except RpcFailure as failure:
-                self.writer.write_json(error_response(request.id, failure.info))
+                self.writer.write_json(self._error_response(request.id, failure.info))
             return
         try:
             result = await self._handlers[request.command](request)
         except RpcFailure as failure:
-            self.writer.write_json(error_response(request.id, failure.info))
+            self.writer.write_json(self._error_response(request.id, failure.info))
         except Exception as error:  # answered, never fatal to the loop
             info = describe_exception(error, self.host.agent.config.redactor)
-            self.writer.write_json(error_response(request.id, info))
+            self.writer.write_json(self._error_response(request.id, info))
         else:
             self.writer.write_json(ok_response(request.id, result))
+
+    def _error_response(self, request_id: RequestId | None, info: ErrorInfo) -> dict[str, Any]:
+        # Error texts may quote what the client sent (an unknown command, bad
+        # flags): every one is redacted on its way out, not each call site.
+        return error_response(request_id, redact_error_info(info, self.host.agent.config.redactor))
 
     def _error_info(self, error: PrismError) -> ErrorInfo:
         return describe_exception(error, self.host.agent.config.redactor)
@@ -164,7 +171,7 @@ class RpcServer:
         if failure is None and finished is None:
             failure = error_info("Agent run aborted", "aborted")
         if failure is not None:
-            self.writer.write_json(error_response(active.request_id, failure))
+            self.writer.write_json(self._error_response(active.request_id, failure))
             return
         assert finished is not None
         result: dict[str, Any] = {
@@ -325,10 +332,12 @@ class RpcServer:
         if not isinstance(args, dict):
             raise _fail("command params.args must be an object")
         if not self.host.commands.has(name):
-            raise RpcFailure(error_info(f"unknown command {name[:100]!r}", "unknown_command"))
+            # Redact, then clip: a clip first could leave a secret's prefix behind.
+            shown = self.host.agent.config.redactor.redact_text(name)[:100]
+            raise RpcFailure(error_info(f"unknown command {shown!r}", "unknown_command"))
         context = CommandContext(session=self.session, host=self.host)
         return await execute_command(
-            self.host.commands, name, args, context, secrets=self.host.setup.secrets
+            self.host.commands, name, args, context, redactor=self.host.agent.config.redactor
         )
 
 

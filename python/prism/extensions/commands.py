@@ -10,15 +10,16 @@ host passes (the CLI passes its session context); Prism does not inspect it.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prism._schema import compile_schema, schema_violation
 from prism.errors import CommandError, ConfigError
-from prism.extensions._redaction import describe_error, make_text_redactor
+from prism.extensions._redaction import describe_error
 from prism.registries import ContributionRegistry, check_contribution_name
 from prism.security.permissions import PermissionPolicy, PermissionRequest, require_permission
+from prism.security.redaction import NOOP_REDACTOR, SecretRedactor, require_redactor
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -78,11 +79,12 @@ async def execute_command(
     ctx: Any = None,
     *,
     permission_policy: PermissionPolicy | None = None,
-    secrets: Iterable[str] = (),
+    redactor: SecretRedactor = NOOP_REDACTOR,
 ) -> Any:
     """Run the registered command ``name``; nothing runs for an unknown name,
     a denied command or invalid arguments. Errors raised by ``run`` come back
-    as ``CommandError`` with a redacted message (the original is ``__cause__``)."""
+    as ``CommandError`` with a message redacted by ``redactor`` (built once by
+    the host, e.g. ``agent.config.redactor``). The original is ``__cause__``."""
     command = registry.resolve(name)  # UnknownNameError before anything else
     if not isinstance(command, CommandDefinition):
         raise CommandError(f"command {name!r} is not a CommandDefinition")
@@ -96,11 +98,11 @@ async def execute_command(
         problem = schema_violation(command._validator, arguments)
         if problem is not None:
             raise CommandError(f"command {name!r} arguments are invalid: {problem}")
-    redact = make_text_redactor(secrets)
+    redactor = require_redactor(redactor, owner="execute_command")
     try:
         result = command.run(arguments, ctx)
         if inspect.isawaitable(result):
             result = await result
     except Exception as error:
-        raise CommandError(f"command {name!r} failed: {describe_error(error, redact)}") from error
+        raise CommandError(f"command {name!r} failed: {describe_error(error, redactor)}") from error
     return result

@@ -28,13 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from prism.contracts import ErrorInfo
-from prism.errors import ConfigError, ExtensionError, PrismError, RegistryClosedError
-from prism.extensions._redaction import (
-    TextRedactor,
-    describe_error,
-    make_text_redactor,
-    redact_json,
-)
+from prism.errors import ConfigError, ExtensionError, RegistryClosedError, error_info
+from prism.extensions._redaction import redact_json, resolve_redactor
 from prism.extensions.events import EventBus, EventHandler
 from prism.middleware import Middleware, MiddlewareHookName, MiddlewareRegistry
 from prism.registries import (
@@ -42,6 +37,7 @@ from prism.registries import (
     check_contribution_name,
 )
 from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
+from prism.security.redaction import SecretRedactor
 
 ExtensionPhase = Literal["validate", "permission", "setup", "middleware", "listener"]
 LIFECYCLE_EVENTS: frozenset[str] = frozenset(
@@ -238,9 +234,8 @@ class ExtensionAPI:
         self._middleware.clear()
 
 
-def _error_info(error: BaseException, redact: TextRedactor, default_code: str) -> ErrorInfo:
-    code = error.code if isinstance(error, PrismError) else default_code
-    return {"message": describe_error(error, redact), "code": code}
+def _error_info(error: BaseException, redactor: SecretRedactor, default_code: str) -> ErrorInfo:
+    return error_info(error, redactor, code=default_code)
 
 
 class ExtensionKernel:
@@ -251,13 +246,15 @@ class ExtensionKernel:
         registries: ContributionRegistries | None = None,
         permission_policy: PermissionPolicy | None = None,
         secrets: Iterable[str] = (),
+        redactor: SecretRedactor | None = None,
         freeze_on_load: bool = True,
     ) -> None:
         self.registries = registries if registries is not None else ContributionRegistries()
         self.events = EventBus(on_listener_error=self._on_listener_error)
         self.permission_policy = permission_policy
         self.freeze_on_load = freeze_on_load
-        self._redact = make_text_redactor(secrets)
+        # Built once here (or the host's own, e.g. the agent's): never per event.
+        self.redactor = resolve_redactor(redactor, secrets, owner="extension kernel")
         self._state: Literal["idle", "loading", "loaded"] = "idle"
         self._loaded: list[str] = []
         self._failed: list[ExtensionFailure] = []
@@ -289,14 +286,14 @@ class ExtensionKernel:
         return list(self._failed)
 
     def redact(self, text: str) -> str:
-        return self._redact(text)
+        return self.redactor.redact_text(text)
 
     def on(self, event_type: str, handler: EventHandler) -> Callable[[], None]:
         """Host-side subscription to lifecycle (or ``"*"``) events."""
         return self.events.on(event_type, handler)
 
     def _emit(self, event: dict[str, Any]) -> None:
-        self.events.emit(redact_json(event, self._redact))
+        self.events.emit(redact_json(event, self.redactor))
 
     def _fail(
         self,
@@ -324,7 +321,7 @@ class ExtensionKernel:
             "extension": owner if isinstance(owner, str) else None,
             "phase": "middleware",
             "hook": hook,
-            "error": dict(_error_info(error, self._redact, "middleware_error")),
+            "error": dict(_error_info(error, self.redactor, "middleware_error")),
         }
         self._emit(event)
 
@@ -339,7 +336,7 @@ class ExtensionKernel:
                 "extension": event.get("extension"),
                 "phase": "listener",
                 "event": event.get("type"),
-                "error": dict(_error_info(error, self._redact, "listener_error")),
+                "error": dict(_error_info(error, self.redactor, "listener_error")),
             }
         )
 
@@ -394,7 +391,7 @@ class ExtensionKernel:
             PermissionRequest(kind="extension", name=name, metadata={"version": version}),
         )
         if not decision.allowed:
-            reason = self._redact(decision.reason or "denied by policy")
+            reason = self.redactor.redact_text(decision.reason or "denied by policy")
             message = f"extension {name!r} is not permitted: {reason}"
             self._fail(name, "permission", {"message": message, "code": "permission_denied"})
             return
@@ -406,7 +403,7 @@ class ExtensionKernel:
         except Exception as error:
             api._close()
             api._rollback()
-            self._fail(name, "setup", _error_info(error, self._redact, "extension_setup_failed"))
+            self._fail(name, "setup", _error_info(error, self.redactor, "extension_setup_failed"))
             return
         except BaseException:
             # Cancellation: undo the half-finished setup, then let it propagate.
@@ -432,16 +429,19 @@ def create_extension_kernel(
     registries: ContributionRegistries | None = None,
     permission_policy: PermissionPolicy | None = None,
     secrets: Iterable[str] = (),
+    redactor: SecretRedactor | None = None,
     freeze_on_load: bool = True,
 ) -> ExtensionKernel:
     """A kernel sharing ``middleware``/``registries`` with the host when given.
-    ``secrets`` are masked in every event the kernel emits. With
+    ``redactor`` (e.g. ``agent.config.redactor``), or one built once from
+    ``secrets``, masks every event the kernel emits. With
     ``freeze_on_load`` (the default) the registries close after ``load``."""
     return ExtensionKernel(
         middleware=middleware,
         registries=registries,
         permission_policy=permission_policy,
         secrets=secrets,
+        redactor=redactor,
         freeze_on_load=freeze_on_load,
     )
 

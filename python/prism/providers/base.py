@@ -11,7 +11,7 @@ not swallow it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from prism.contracts import (
     ContentDeltaEvent,
@@ -26,6 +26,10 @@ from prism.contracts import (
     Usage,
     UsageEvent,
 )
+from prism.errors import error_info
+
+if TYPE_CHECKING:
+    from prism.security.redaction import SecretRedactor
 
 PROVIDER_EVENT_TYPES: Final[frozenset[str]] = frozenset(
     {"content_delta", "thinking_delta", "tool_call_delta", "tool_call", "usage", "done", "error"}
@@ -158,17 +162,11 @@ def provider_error(
     return {"type": "error", "error": info}
 
 
-def error_info_from_exception(error: BaseException, redactor: Any | None = None) -> ErrorInfo:
-    """ErrorInfo for a provider that raised instead of yielding ``error``.
-
-    The message is the exception text passed through ``redactor.redact_text``
-    when a redactor is given; hosts that cannot vouch for exception text should
-    pass one built from their secrets.
-    """
-    text = str(error) or type(error).__name__
-    if redactor is not None:
-        text = redactor.redact_text(text)
-    return {"message": text, "code": PROVIDER_EXCEPTION_CODE}
+def error_info_from_exception(error: BaseException, redactor: SecretRedactor) -> ErrorInfo:
+    """ErrorInfo for a provider that raised instead of yielding ``error``:
+    :func:`prism.errors.error_info` with the ``provider_exception`` code, so
+    the text is always redacted (pass ``NOOP_REDACTOR`` when there are no secrets)."""
+    return error_info(error, redactor, code=PROVIDER_EXCEPTION_CODE)
 
 
 def normalize_usage(usage: Mapping[str, Any]) -> Usage:

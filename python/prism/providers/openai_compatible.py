@@ -47,7 +47,12 @@ from prism.providers._openai_compatible_request import (
     build_request_body,
 )
 from prism.security.credentials import CredentialSource, as_credential_resolver
-from prism.security.redaction import SecretRedactor, create_redactor, normalize_secrets
+from prism.security.redaction import (
+    SecretRedactor,
+    create_redactor,
+    normalize_secrets,
+    redactable_credentials,
+)
 
 if TYPE_CHECKING:
     # httpx is imported where a request is made, not by `import prism`:
@@ -147,6 +152,7 @@ class OpenAICompatibleProvider:
         cache_policy: CachePolicy,
         default_options: Mapping[str, JsonValue] | None,
         secrets: Sequence[str],
+        credential_secrets: Sequence[str],
         path: str,
         auth_header: str,
         auth_scheme: str | None,
@@ -172,11 +178,14 @@ class OpenAICompatibleProvider:
         self._auth_header = auth_header
         self._auth_scheme = auth_scheme
         self._clock = clock
+        self._origin = f"provider {name!r}"
         header_secrets = [v for k, v in self._headers.items() if k.lower() in _SECRET_HEADERS]
-        self._static_secrets = frozenset(normalize_secrets([*secrets, *header_secrets]))
+        # Keys and tokens too short to redact (a local server's "x") are used
+        # but not redacted, with a one-time warning; explicit secrets= must
+        # be redactable. Built now, so a bad secret fails here, not mid-run.
+        keys = redactable_credentials([*credential_secrets, *header_secrets], origin=self._origin)
+        self._static_secrets = frozenset(normalize_secrets([*secrets, *keys]))
         self._redactors: dict[frozenset[str], SecretRedactor] = {}
-        # Built now so a secret the redactor refuses (too short) fails at
-        # construction, not in the middle of a run.
         self._redactor(self._static_secrets)
 
     def __repr__(self) -> str:
@@ -230,7 +239,9 @@ class OpenAICompatibleProvider:
                     "credential_error",
                 )
                 return
-            secrets = secrets | resolved.secrets
+            secrets = secrets | frozenset(
+                redactable_credentials(resolved.secrets, origin=self._origin)
+            )
             token = resolved.value
             headers[self._auth_header] = (
                 f"{self._auth_scheme} {token}" if self._auth_scheme else token
@@ -477,6 +488,7 @@ def create_openai_compatible_provider(
     cache_policy: CachePolicy | None = None,
     default_options: Mapping[str, JsonValue] | None = None,
     secrets: Sequence[str] = (),
+    credential_secrets: Sequence[str] = (),
     path: str = "/chat/completions",
     auth_header: str = "Authorization",
     auth_scheme: str | None = "Bearer",
@@ -488,7 +500,10 @@ def create_openai_compatible_provider(
     Give either ``api_key`` (a value the host already holds) or ``credential``
     (a resolver or chain from :mod:`prism.security.credentials`, resolved on
     every request so OAuth tokens stay fresh); neither means no auth header
-    (local servers). ``secrets`` adds more strings to redact from errors.
+    (local servers). ``secrets`` adds more strings to redact from errors (each
+    at least ``MIN_SECRET_LENGTH`` characters); ``credential_secrets`` are key
+    values known up front (a preset's), treated like ``api_key``: one shorter
+    than that is used but not redacted, with a one-time warning.
     ``http_client`` is used as-is and never closed by the provider; without
     one, the provider owns a client that :meth:`~OpenAICompatibleProvider.aclose`
     closes.
@@ -511,7 +526,8 @@ def create_openai_compatible_provider(
         cache_policy=cache_policy or CachePolicy(),
         default_options=default_options,
         # A known key is redacted from the start (and validated now).
-        secrets=(*secrets, api_key) if api_key is not None else secrets,
+        secrets=secrets,
+        credential_secrets=(*credential_secrets, *((api_key,) if api_key is not None else ())),
         path=path,
         auth_header=auth_header,
         auth_scheme=auth_scheme,

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any, Final, get_args
 
 from prism.contracts import AgentEvent, AgentEventType, ErrorInfo
-from prism.security.redaction import SecretRedactor
+from prism.errors import error_info
+from prism.security.redaction import NOOP_REDACTOR, SecretRedactor, require_redactor
 
 __all__ = ["AGENT_EVENT_TYPES", "AgentEventListener", "EventHub"]
 
@@ -32,9 +33,11 @@ class EventHub:
 
     __slots__ = ("_listeners", "_redactor", "session_id")
 
-    def __init__(self, session_id: str, redactor: SecretRedactor | None) -> None:
+    def __init__(self, session_id: str, redactor: SecretRedactor) -> None:
         self.session_id = session_id
-        self._redactor = redactor if redactor is not None and len(redactor) else None
+        require_redactor(redactor, owner="EventHub")
+        # None internally: the per-event fast path when there are no secrets.
+        self._redactor = redactor if len(redactor) else None
         self._listeners: list[AgentEventListener] = []
 
     def subscribe(self, listener: AgentEventListener) -> Callable[[], None]:
@@ -67,8 +70,6 @@ class EventHub:
         return out
 
     def report_extension_error(self, source: str, error: BaseException, run_id: str | None) -> None:
-        info: ErrorInfo = {
-            "message": str(error) or type(error).__name__,
-            "code": getattr(error, "code", None) or "extension_error",
-        }
+        # The emit below redacts the whole event once; no second pass here.
+        info: ErrorInfo = error_info(error, NOOP_REDACTOR, code="extension_error")
         self.emit({"type": "extension_error", "source": source, "error": info}, run_id)

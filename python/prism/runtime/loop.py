@@ -25,7 +25,7 @@ from prism.contracts import (
     ToolResult,
     Usage,
 )
-from prism.errors import MaxToolRoundsError, ProviderError
+from prism.errors import MaxToolRoundsError, ProviderError, redact_error_info
 from prism.retry import (
     RetryContext,
     RetryOptions,
@@ -33,7 +33,6 @@ from prism.retry import (
     decide_retry,
     wait_for_retry,
 )
-from prism.retry import redact_error_info as redact_retry_error
 from prism.runtime.turn import (
     TurnOutcome,
     assemble_turn,
@@ -167,8 +166,8 @@ async def _provider_turn(session: AgentSession, run: RunState) -> TurnOutcome:
         if outcome.error is None:
             return outcome
         info: ErrorInfo = outcome.error
-        if options is not None and options.secrets:
-            info = redact_retry_error(info, options.secrets)
+        if options is not None:
+            info = redact_error_info(info, options.redactor)
         if policy is None or options is None or outcome.output_started:
             raise ProviderError(info)
         ctx = RetryContext(

@@ -21,6 +21,7 @@ from prism.errors import (
     RunAbortedError,
     SessionBusyError,
     UnknownNameError,
+    error_info,
 )
 from prism.runtime import compaction as _compaction
 from prism.runtime.branch import BranchCache
@@ -29,7 +30,6 @@ from prism.runtime.events import AgentEventListener, EventHub
 from prism.runtime.input import normalize_input
 from prism.runtime.loop import RunResult, RunState, execute_run
 from prism.runtime.options import coerce_compaction_options, coerce_retry_options
-from prism.security.redaction import redact_error_info
 from prism.stores.base import SessionStore
 
 if TYPE_CHECKING:
@@ -311,13 +311,9 @@ class AgentSession:
         """Emit the run's ``error`` event; return the exception the caller should see
         (its text redacted when secrets are configured)."""
         redactor = self.agent.config.redactor
-        if isinstance(error, PrismError):
-            info: ErrorInfo = dict(error.to_error_info())  # type: ignore[assignment]
-        else:
-            info = {"message": str(error) or type(error).__name__, "code": "runtime_error"}
+        info: ErrorInfo = dict(error_info(error, redactor))  # type: ignore[assignment]
         if isinstance(error, RunAbortedError) and reason:
-            info["details"] = {"reason": reason}
-        info = redact_error_info(info, redactor)
+            info["details"] = {"reason": redactor.redact_text(reason)}
         run.emit({"type": "error", "error": info})
         if len(redactor) and redactor.contains(str(error)):
             if isinstance(error, ProviderError):

@@ -31,14 +31,17 @@ from prism.security.permissions import (
     require_permission,
 )
 from prism.security.redaction import (
+    NOOP_REDACTOR,
     NoopRedactor,
     SecretRedactor,
     create_redactor,
+    error_info,
     redact_error_info,
     redact_event,
 )
 
 __all__ = [
+    "NOOP_REDACTOR",
     "PERMISSION_KINDS",
     "AllowlistPolicy",
     "CredentialChain",
@@ -64,6 +67,7 @@ __all__ = [
     "create_oauth_credential",
     "create_redactor",
     "env_credential",
+    "error_info",
     "explicit_credential",
     "policy_from_function",
     "redact_error_info",

@@ -2,18 +2,35 @@
 
 The matching itself is the native ``Redactor`` (Aho-Corasick, built once per
 secret set); this module picks it or a no-op, and offers the small helpers the
-provider adapters and the runtime call on error infos and events.
+provider adapters and the runtime call on error infos and events. There is one
+redaction path: every API takes a redactor object, built once.
 """
 
 from __future__ import annotations
 
+import json
+import warnings
 from collections.abc import Iterable
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Final, Protocol, TypeVar, runtime_checkable
 
-from prism.contracts import ErrorInfo
-from prism.errors import ConfigError
+from prism.errors import ConfigError, error_info, redact_error_info
 
 _T = TypeVar("_T")
+
+__all__ = [
+    "DEFAULT_MASK",
+    "NOOP_REDACTOR",
+    "NoopRedactor",
+    "SecretRedactor",
+    "create_redactor",
+    "error_info",
+    "escaped_forms",
+    "normalize_secrets",
+    "redact_error_info",
+    "redact_event",
+    "redactable_credentials",
+    "require_redactor",
+]
 
 DEFAULT_MASK = "[REDACTED]"
 
@@ -80,50 +97,122 @@ def normalize_secrets(secrets: Iterable[str | None] | None) -> tuple[str, ...]:
     return tuple(seen)
 
 
+def escaped_forms(secret: str) -> tuple[str, ...]:
+    """The ways ``secret`` is spelled once it has been through ``json.dumps``
+    or ``repr()`` (``unknown tool {name!r}``, ``KeyError``, a logged dict).
+
+    Only forms that differ from ``secret`` are returned. ``repr`` escapes a
+    single quote only when the whole string holds both quote kinds, so both
+    spellings are listed; JSON is listed with and without ``ensure_ascii``."""
+    forms: dict[str, None] = {}
+    forms[json.dumps(secret)[1:-1]] = None
+    forms[json.dumps(secret, ensure_ascii=False)[1:-1]] = None
+    # Leading '" forces single-quote delimiters and an escaped single quote.
+    body = repr("'\"" + secret)[4:-1]
+    forms[body] = None
+    forms[body.replace("\\'", "'")] = None
+    forms.pop(secret, None)
+    return tuple(forms)
+
+
+def _short(secret: str) -> bool:
+    from prism._native import MIN_SECRET_LENGTH
+
+    return len(secret) < MIN_SECRET_LENGTH
+
+
+_warned_short_credentials: set[str] = set()
+
+
+def redactable_credentials(values: Iterable[str | None], *, origin: str) -> tuple[str, ...]:
+    """Credentials (API keys, resolved tokens) that can be redacted.
+
+    A key shorter than ``MIN_SECRET_LENGTH`` (local servers often take ``x``)
+    is accepted but not redacted: masking a one-letter string would shred
+    ordinary text. A warning says so once per ``origin``; it never shows the key."""
+    out: list[str] = []
+    for value in normalize_secrets(values):
+        if _short(value):
+            if origin not in _warned_short_credentials:
+                _warned_short_credentials.add(origin)
+                warnings.warn(
+                    f"{origin}: the API key is shorter than 4 characters, so it is used "
+                    "but not redacted from errors and events (fine for a local server's "
+                    "placeholder key, not for a real one)",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+            continue
+        out.append(value)
+    return tuple(out)
+
+
 def create_redactor(
     secrets: Iterable[str | None] | None = (), mask: str = DEFAULT_MASK
 ) -> SecretRedactor:
     """Return the native ``Redactor`` for ``secrets``, or a ``NoopRedactor`` if none.
 
+    Build it once (the agent does, from ``secrets=``) and pass the object
+    around: every Prism API that redacts takes a redactor, never a list.
     Empty strings and ``None`` are ignored (an unset optional credential is not
-    a secret); duplicates are folded. A secret shorter than
-    ``prism._native.MIN_SECRET_LENGTH`` raises ConfigError.
+    a secret); duplicates are folded. Each secret's JSON- and repr-escaped
+    spellings are masked too (see :func:`escaped_forms`). A secret shorter than
+    ``prism._native.MIN_SECRET_LENGTH`` raises ConfigError naming its position.
     """
     if not isinstance(mask, str):
         raise TypeError(f"mask must be a string, got {type(mask).__name__}")
     values = normalize_secrets(secrets)
     if not values:
         return NoopRedactor(mask)
-    # Imported lazily: the native module is optional at import time of this file.
     from prism._native import Redactor
 
+    for index, value in enumerate(values):
+        if _short(value):
+            # Masking it would shred ordinary text, and skipping it would leak it.
+            raise ConfigError(
+                f"cannot redact these secrets: secret #{index} is shorter than "
+                "MIN_SECRET_LENGTH (4 characters); API keys that short are accepted "
+                "by the providers but cannot be listed in secrets="
+            )
+    expanded = list(values)
+    for value in values:
+        expanded.extend(escaped_forms(value))
     try:
-        redactor: SecretRedactor = Redactor(values, mask)
+        redactor: SecretRedactor = Redactor(expanded, mask)
     except ValueError as exc:
-        # e.g. a secret shorter than MIN_SECRET_LENGTH: masking it would shred
-        # ordinary text, and skipping it would leak it. The native message
-        # names the secret by position only.
         raise ConfigError(f"cannot redact these secrets: {exc}") from None
     return redactor
 
 
-def redact_error_info(info: ErrorInfo, redactor: SecretRedactor | None) -> ErrorInfo:
-    """A redacted copy of ``info``: message and details (recursively)."""
-    if redactor is None or len(redactor) == 0:
-        return info
-    out: ErrorInfo = {**info}
-    out["message"] = redactor.redact_text(info["message"])
-    details = info.get("details")
-    if details is not None:
-        out["details"] = redactor.redact_value(details)
-    return out
+NOOP_REDACTOR: Final[SecretRedactor] = NoopRedactor()
+"""The shared redactor for "no secrets"; pass it where a redactor is required."""
 
 
-def redact_event(event: _T, redactor: SecretRedactor | None) -> _T:
+def require_redactor(redactor: object, *, owner: str) -> SecretRedactor:
+    """``redactor`` itself, or a TypeError naming ``owner`` when it is None, a
+    bare list of secrets, or anything else without the redactor methods."""
+    if redactor is None or not all(
+        callable(getattr(redactor, name, None)) for name in ("redact_text", "redact_value")
+    ):
+        hint = (
+            " (build one with create_redactor(secrets))"
+            if isinstance(redactor, list | tuple | set | frozenset | str)
+            else ""
+        )
+        raise TypeError(
+            f"{owner}: redactor must be a SecretRedactor, got {type(redactor).__name__}{hint}; "
+            "pass NOOP_REDACTOR when there are no secrets"
+        )
+    return redactor  # type: ignore[return-value]
+
+
+def redact_event(event: _T, redactor: SecretRedactor) -> _T:
     """A redacted copy of a provider/agent event (any JSON-shaped dict).
 
     Events are never mutated in place: history and subscribers may hold them.
     """
-    if redactor is None or len(redactor) == 0:
+    if redactor is None:
+        raise TypeError("redact_event needs a redactor (NoopRedactor() when there are no secrets)")
+    if len(redactor) == 0:
         return event
     return redactor.redact_value(event)

@@ -11,7 +11,8 @@ Order for one call (``dispatch_tool_call``):
 
 A refused call (unknown, inactive, invalid, denied) never executes and becomes
 an error result ``{"message": ..., "code": ...}``. Tool exceptions become
-``tool_error`` results whose message passes through the redactor. Middleware
+``tool_error`` results. Every message passes through the redactor, which also
+knows each secret's repr- and JSON-escaped spelling (``unknown tool {name!r}``). Middleware
 exceptions follow the registry's error policy (``"throw"`` propagates out of
 dispatch). Cancellation always propagates.
 """
@@ -22,13 +23,14 @@ import copy
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any, Final, Protocol, cast
+from typing import Any, Final, cast
 
 import anyio
 
 from prism.contracts import ToolCall, ToolResult
 from prism.middleware import MiddlewareRegistry
 from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
+from prism.security.redaction import NOOP_REDACTOR, SecretRedactor, require_redactor
 from prism.tools.definition import ToolContext, ToolDefinition
 from prism.tools.registry import ToolRegistry
 
@@ -38,10 +40,6 @@ INVALID_TOOL_CALL: Final = "invalid_tool_call"
 INVALID_ARGUMENTS: Final = "invalid_arguments"
 PERMISSION_DENIED: Final = "permission_denied"
 TOOL_ERROR: Final = "tool_error"
-
-
-class TextRedactor(Protocol):
-    def redact_text(self, text: str) -> str: ...
 
 
 def tool_error_result(call_id: str, name: str, message: str, code: str) -> ToolResult:
@@ -90,16 +88,17 @@ async def dispatch_tool_call(
     context: ToolContext | None = None,
     middleware: MiddlewareRegistry | None = None,
     permission_policy: PermissionPolicy | None = None,
-    redactor: TextRedactor | None = None,
+    redactor: SecretRedactor = NOOP_REDACTOR,
 ) -> ToolResult:
     """Run one provider tool call; see the module docstring for the order."""
+    redactor = require_redactor(redactor, owner="dispatch_tool_call")
     raw_id = call.get("id") if isinstance(call, dict) else None
     call_id = raw_id if isinstance(raw_id, str) else ""
     raw_name = call.get("name") if isinstance(call, dict) else None
     name = raw_name if isinstance(raw_name, str) else ""
 
     def redact(text: str) -> str:
-        return redactor.redact_text(text) if redactor is not None else text
+        return redactor.redact_text(text)
 
     result: ToolResult
     try:
@@ -182,7 +181,7 @@ async def run_tool_calls(
     concurrency: int = 1,
     middleware: MiddlewareRegistry | None = None,
     permission_policy: PermissionPolicy | None = None,
-    redactor: TextRedactor | None = None,
+    redactor: SecretRedactor = NOOP_REDACTOR,
     on_start: OnToolStart | None = None,
     on_result: OnToolResult | None = None,
 ) -> list[ToolResult]:

@@ -160,7 +160,8 @@ def create_preset_provider(
         request_policy=request_policy or package.request_policy,
         cache_policy=cache_policy or package.cache_policy,
         default_options=default_options,
-        secrets=(*secrets, api_key) if api_key is not None else secrets,
+        secrets=secrets,
+        credential_secrets=(api_key,) if api_key is not None else (),
         auth_header=package.auth.header,
         auth_scheme=package.auth.scheme,
         models=package.models
