@@ -78,7 +78,7 @@ def test_folding_is_incremental_and_keeps_first_appearance_order(
     assert list(whole.observations) == first_seen
     # The first record of an id wins: a later reuse never rewrites memory.
     for memory_id, observation in whole.observations.items():
-        assert observation["content"].endswith(whole.recorded_by[memory_id])
+        assert observation["content"].endswith(str(whole.recorded_by(memory_id)))
     assert fold_observational_memory_ledger(entries).summary() == whole.summary()
 
 

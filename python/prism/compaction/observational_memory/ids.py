@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import secrets as _random
 
 from prism.errors import PrismError
 
-_MEMORY_ID = re.compile(r"[a-f0-9]{12}")
+HEX_DIGITS = "0123456789abcdef"
 
 
 class InvalidMemoryIdError(PrismError, ValueError):
@@ -23,7 +22,9 @@ def create_memory_id() -> str:
 
 def is_memory_id(value: object) -> bool:
     """True for a string of exactly 12 lowercase hex characters."""
-    return isinstance(value, str) and _MEMORY_ID.fullmatch(value) is not None
+    # str.strip with the alphabet leaves "" only when every character is in it;
+    # several times faster than the regex on the fold's hot path.
+    return isinstance(value, str) and len(value) == 12 and not value.strip(HEX_DIGITS)
 
 
 def require_memory_id(value: object, where: str = "memory id") -> str:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from prism.compaction.observational_memory.ids import HEX_DIGITS as _HEX_DIGITS
 from prism.compaction.observational_memory.ids import is_memory_id
 from prism.compaction.observational_memory.records import (
     OBSERVATIONS_DROPPED,
@@ -35,6 +36,10 @@ class FoldPoint:
     entry_id: str
     position: int
     memory: FoldedMemory
+    # How many observations / reflections the ledger held once this fold was
+    # read: everything recorded later is the tail of the ledger's dicts.
+    observation_count: int = 0
+    reflection_count: int = 0
 
 
 @dataclass(slots=True)
@@ -54,7 +59,7 @@ class ObservationalMemoryLedger:
     reflections: dict[str, Reflection] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
     positions: dict[str, int] = field(default_factory=dict)
-    recorded_by: dict[str, str] = field(default_factory=dict)
+    record_at: dict[int, str] = field(default_factory=dict)
     observed_up_to: str | None = None
     reflected_up_to: str | None = None
     dropped_up_to: str | None = None
@@ -65,72 +70,115 @@ class ObservationalMemoryLedger:
 
     def fold(self, entries: Iterable[Mapping[str, Any]]) -> ObservationalMemoryLedger:
         """Continue folding with more branch entries (appended after the ones
-        already folded); returns ``self``."""
-        position = self.entry_count
+        already folded); returns ``self``.
+
+        This is the hot path of every projection, recall and status call, so
+        it is one loop with the per-kind work inlined: most entries are
+        messages and cost one ``get`` and one comparison.
+        """
+        position = self.entry_count - 1
+        observations = self.observations
+        reflections = self.reflections
+        positions = self.positions
+        record_at = self.record_at
+        record_entry_ids = self.record_entry_ids
+        into: dict[str, Any]
+        checked: Any
         for entry in entries:
-            kind = entry.get("kind") if isinstance(entry, Mapping) else None
+            position += 1
+            try:
+                kind = entry.get("kind")
+            except AttributeError:  # not a mapping: not a memory record
+                continue
             if kind == "custom":
-                self._record(entry, position)
+                data = entry.get("data")
+                if type(data) is not dict and not isinstance(data, Mapping):
+                    continue
+                record_type = data.get("type")
+                if record_type == OBSERVATIONS_RECORDED:
+                    items, refs_key, into = data.get("observations"), "sourceEntryIds", observations
+                elif record_type == REFLECTIONS_RECORDED:
+                    items, refs_key, into = data.get("reflections"), "observationIds", reflections
+                elif record_type == OBSERVATIONS_DROPPED:
+                    self._drop(entry, data, position)
+                    continue
+                else:
+                    continue
+                entry_id = entry.get("id")
+                if not isinstance(entry_id, str):
+                    continue
+                # All or nothing per record: a half-understood record is not memory.
+                if type(items) is not list:
+                    self.invalid_entry_ids.append(entry_id)
+                    continue
+                parsed: list[Any] = []
+                for item in items:
+                    # parse_observation / parse_reflection inlined for plain
+                    # dicts (what every store returns); other mappings take
+                    # the general path.
+                    if type(item) is dict:
+                        memory_id = item.get("id")
+                        refs = item.get(refs_key)
+                        if (
+                            type(memory_id) is not str
+                            or len(memory_id) != 12
+                            or memory_id.strip(_HEX_DIGITS)
+                            or type(item.get("content")) is not str
+                            or type(refs) is not list
+                        ):
+                            break
+                        for ref in refs:
+                            if type(ref) is not str:
+                                break
+                        else:
+                            parsed.append(item)
+                            continue
+                        break
+                    checked = (
+                        parse_observation(item) if into is observations else parse_reflection(item)
+                    )
+                    if checked is None:
+                        break
+                    parsed.append(checked)
+                else:
+                    for checked in parsed:
+                        memory_id = checked["id"]
+                        if memory_id not in into:
+                            into[memory_id] = checked
+                            positions[memory_id] = position
+                    record_at[position] = entry_id
+                    record_entry_ids.append(entry_id)
+                    marker = data.get("coversUpToId")
+                    if isinstance(marker, str) and marker:
+                        if into is observations:
+                            self.observed_up_to = marker
+                        else:
+                            self.reflected_up_to = marker
+                    continue
+                self.invalid_entry_ids.append(entry_id)
             elif kind == "compaction":
                 self._compaction(entry, position)
-            position += 1
-        self.entry_count = position
+        self.entry_count = position + 1
         return self
 
-    def _record(self, entry: Mapping[str, Any], position: int) -> None:
-        data = entry.get("data")
-        if not isinstance(data, Mapping):
-            return
-        kind = data.get("type")
+    def _drop(self, entry: Mapping[str, Any], data: Mapping[str, Any], position: int) -> None:
         entry_id = entry.get("id")
         if not isinstance(entry_id, str):
             return
-        if kind == OBSERVATIONS_RECORDED:
-            items = data.get("observations")
-            if not self._add_all(items, parse_observation, self.observations, entry_id, position):
-                return
-            self.observed_up_to = _marker(data, self.observed_up_to)
-        elif kind == REFLECTIONS_RECORDED:
-            items = data.get("reflections")
-            if not self._add_all(items, parse_reflection, self.reflections, entry_id, position):
-                return
-            self.reflected_up_to = _marker(data, self.reflected_up_to)
-        elif kind == OBSERVATIONS_DROPPED:
-            ids = data.get("observationIds")
-            if not isinstance(ids, list) or not all(is_memory_id(i) for i in ids):
-                self.invalid_entry_ids.append(entry_id)
-                return
-            for memory_id in ids:
-                self.dropped.setdefault(memory_id, position)
-            self.dropped_up_to = _marker(data, self.dropped_up_to)
-        else:
+        ids = data.get("observationIds")
+        if type(ids) is not list or not all(is_memory_id(i) for i in ids):
+            self.invalid_entry_ids.append(entry_id)
             return
+        for memory_id in ids:
+            self.dropped.setdefault(memory_id, position)
+        self.dropped_up_to = _marker(data, self.dropped_up_to)
+        self.record_at[position] = entry_id
         self.record_entry_ids.append(entry_id)
 
-    def _add_all(
-        self,
-        items: object,
-        parse: Any,
-        into: dict[str, Any],
-        entry_id: str,
-        position: int,
-    ) -> bool:
-        if not isinstance(items, list):
-            self.invalid_entry_ids.append(entry_id)
-            return False
-        parsed = [parse(item) for item in items]
-        if any(item is None for item in parsed):
-            # All or nothing per record: a half-understood record is not memory.
-            self.invalid_entry_ids.append(entry_id)
-            return False
-        for item in parsed:
-            memory_id = item["id"]
-            if memory_id in into:
-                continue
-            into[memory_id] = item
-            self.positions[memory_id] = position
-            self.recorded_by[memory_id] = entry_id
-        return True
+    def recorded_by(self, memory_id: str) -> str | None:
+        """The id of the entry that recorded ``memory_id`` (None when unknown)."""
+        position = self.positions.get(memory_id)
+        return None if position is None else self.record_at.get(position)
 
     def _compaction(self, entry: Mapping[str, Any], position: int) -> None:
         data = entry.get("data")
@@ -154,13 +202,12 @@ class ObservationalMemoryLedger:
             if item["id"] not in self.observations:
                 self.observations[item["id"]] = item
                 self.positions[item["id"]] = position
-                self.recorded_by[item["id"]] = entry_id
         for ref in reflections:
             assert ref is not None
             if ref["id"] not in self.reflections:
                 self.reflections[ref["id"]] = ref
                 self.positions[ref["id"]] = position
-                self.recorded_by[ref["id"]] = entry_id
+        self.record_at[position] = entry_id
         folded: FoldedMemory = {
             "type": "om.folded",
             "version": 1,
@@ -169,7 +216,9 @@ class ObservationalMemoryLedger:
             "reflections": [r for r in reflections if r is not None],
             "droppedObservationIds": list(memory["droppedObservationIds"]),
         }
-        self.latest_fold = FoldPoint(entry_id, position, folded)
+        self.latest_fold = FoldPoint(
+            entry_id, position, folded, len(self.observations), len(self.reflections)
+        )
 
     # --- views ----------------------------------------------------------------------
 

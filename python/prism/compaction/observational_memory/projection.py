@@ -11,9 +11,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from itertools import islice
+from typing import Any, Literal, TypeVar
 
 from prism._native import estimate_text_tokens
 from prism.branching import branch_entries
@@ -31,6 +32,7 @@ from prism.compaction.observational_memory.records import (
 )
 from prism.errors import ConfigError
 
+_M = TypeVar("_M")
 ProjectionMode = Literal["active", "full", "folded"]
 PROJECTION_MODES: tuple[ProjectionMode, ...] = ("active", "full", "folded")
 
@@ -87,6 +89,12 @@ def select_branch(
     return branch_entries(entries, leaf_id)  # type: ignore[arg-type]
 
 
+def _recorded_after(memories: dict[str, _M], count: int) -> Iterator[tuple[str, _M]]:
+    """Memories recorded after the fold: the ledger inserts in branch order,
+    so they are the dict's tail after the ``count`` it held at the fold."""
+    return islice(memories.items(), count, None)
+
+
 def build_observational_memory_projection(
     entries: Sequence[Mapping[str, Any]] | ObservationalMemoryLedger,
     mode: ProjectionMode = "active",
@@ -120,8 +128,6 @@ def build_observational_memory_projection(
         memory = fold.memory
         full_fold = memory["fullFold"]
         hidden_set = set(memory["droppedObservationIds"])
-        after = fold.position
-        positions = ledger.positions
         seen = {o["id"] for o in memory["observations"]}
         observations = [
             o
@@ -130,15 +136,15 @@ def build_observational_memory_projection(
         ]
         observations.extend(
             o
-            for key, o in ledger.observations.items()
-            if positions[key] > after and key not in dropped and key not in seen
+            for key, o in _recorded_after(ledger.observations, fold.observation_count)
+            if key not in dropped and key not in seen
         )
         seen_reflections = {r["id"] for r in memory["reflections"]}
         reflections = list(memory["reflections"])
         reflections.extend(
             r
-            for key, r in ledger.reflections.items()
-            if positions[key] > after and key not in seen_reflections
+            for key, r in _recorded_after(ledger.reflections, fold.reflection_count)
+            if key not in seen_reflections
         )
         hidden = [key for key in memory["droppedObservationIds"] if key not in dropped]
     return ObservationalMemoryProjection(

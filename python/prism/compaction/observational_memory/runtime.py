@@ -322,7 +322,7 @@ class ObservationalMemoryRuntime:
             return None
         if not forced and memory_tokens(unreflected) < settings.reflect_after_tokens:
             return None
-        covers = ledger.recorded_by[unreflected[-1]["id"]]
+        covers = ledger.recorded_by(unreflected[-1]["id"])
         job = workers.reflector_job(
             unreflected, active, list(ledger.reflections.values()), redactor
         )
