@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prism import _native
-from prism.compaction.llm.files import FileOperations, collect_file_operations
+from prism.compaction.llm.files import FileOperations, collect_entry_file_operations
 from prism.compaction.options import CompactionContext, is_compaction_entry_data
 from prism.contracts import Message, SessionEntry
 from prism.errors import ConfigError
@@ -181,10 +181,26 @@ def _live_region(entries: list[SessionEntry]) -> tuple[list[SessionEntry], Sessi
     for index in range(len(entries) - 1, -1, -1):
         entry = entries[index]
         if entry["kind"] == "compaction" and is_compaction_entry_data(entry.get("data")):
-            kept = set(entry["data"]["keepEntryIds"])
-            carried = [e for e in entries[:index] if e["id"] in kept] if kept else []
-            return carried + entries[index + 1 :], entry
+            return _carried(entries, index, entry) + entries[index + 1 :], entry
     return entries, None
+
+
+def _carried(
+    entries: list[SessionEntry], index: int, compaction: SessionEntry
+) -> list[SessionEntry]:
+    """The kept entries before the compaction at ``index``, in branch order.
+    They sit just before it, so the walk back stops once all are found."""
+    wanted = set(compaction["data"]["keepEntryIds"])  # type: ignore[typeddict-item]
+    found: list[SessionEntry] = []
+    for position in range(index - 1, -1, -1):
+        if not wanted:
+            break
+        entry = entries[position]
+        if entry["id"] in wanted:
+            wanted.discard(entry["id"])
+            found.append(entry)
+    found.reverse()
+    return found
 
 
 def prepare_llm_compaction(
@@ -227,9 +243,7 @@ def prepare_llm_compaction(
         operations = FileOperations()
         if previous is not None:
             operations.add_previous(previous.get("data"))
-        collect_file_operations(
-            [e["message"] for e in live[:first] if e["kind"] == "message"], operations
-        )
+        collect_entry_file_operations(live, first, operations)
 
     if first > 0:
         through: str | None = live[first - 1]["id"]
