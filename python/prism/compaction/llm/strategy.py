@@ -42,7 +42,7 @@ from prism.compaction.llm.serialize import (
 from prism.compaction.options import CompactionContext, CompactionResult
 from prism.contracts import CompactionEntry, ProviderRequest
 from prism.errors import CredentialError
-from prism.security.redaction import SecretRedactor, create_redactor
+from prism.security.redaction import SecretRedactor, create_redactor, redactable_credentials
 
 SUMMARY_TRUNCATED_MARKER = "\n[summary truncated]"
 
@@ -203,7 +203,10 @@ class LlmCompactionStrategy:
                 "not an AIProvider",
                 code="provider_factory_failed",
             )
-        return provider, resolved.secrets
+        # A placeholder key too short to redact is used, not redacted (as the providers do).
+        return provider, frozenset(
+            redactable_credentials(sorted(resolved.secrets), origin="llm compaction credential")
+        )
 
     def _finish(
         self, summary: str, prep: LlmCompactionPreparation, redactor: SecretRedactor
