@@ -33,6 +33,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from prism.errors import StoreError
 from prism.stores.base import SessionLease, busy_error, check_session_id
+from prism.stores.postgres.connections import check_idle_connection
 from prism.stores.postgres.errors import ConnInfo, operation_error
 
 _KEEPALIVE = (
@@ -95,6 +96,11 @@ class LeaseManager:
     async def claim(self, session_id: str) -> PostgresSessionLease:
         check_session_id(session_id)
         async with self._lock:
+            if self._conn is not None:
+                try:
+                    await check_idle_connection(self._conn)
+                except psycopg.Error:
+                    await self._drop()  # its leases are lost; claim afresh below
             if session_id in self._held and not self._held[session_id].lost:
                 raise busy_error(session_id)
             key = lease_key(session_id)

@@ -38,6 +38,7 @@ from prism.contracts import SessionEntry
 from prism.errors import DuplicateEntryError, StoreError
 from prism.stores._codec import encode_batch, parse_lines
 from prism.stores.base import check_session_id
+from prism.stores.postgres.connections import check_idle_connection
 from prism.stores.postgres.errors import (
     ConnInfo,
     connect_error,
@@ -48,7 +49,19 @@ from prism.stores.postgres.errors import (
 from prism.stores.postgres.lease import LeaseManager, PostgresSessionLease
 from prism.stores.postgres.schema import MIGRATIONS, Migration, ensure_schema
 
-_INSERT = "INSERT INTO prism_entries (id, session_id, entry) VALUES (%s, %s, %s)"
+# One statement per batch: take the per-session advisory locks (an InitPlan,
+# so they are held before any row is produced), then insert the rows in
+# batch order (the identity ``seq`` is assigned in the sorted output order).
+_APPEND = """
+WITH locks AS MATERIALIZED (
+    SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k
+)
+INSERT INTO prism_entries (id, session_id, entry)
+SELECT t.id, t.session_id, t.entry
+FROM unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS t(id, session_id, entry, n)
+WHERE (SELECT count(*) FROM locks) >= 0
+ORDER BY t.n
+"""
 
 
 def advisory_key(namespace: bytes, session_id: str) -> int:
@@ -101,10 +114,9 @@ class PostgresSessionStore:
                 max_size=max_size,
                 kwargs=self._connection_kwargs(),
                 open=False,
-                # One empty round trip per checkout, so a connection the
-                # server dropped (restart, terminate) is replaced before a
-                # call uses it instead of failing that call.
-                check=AsyncConnectionPool.check_connection,
+                # A connection the server dropped while it sat in the pool
+                # (restart, terminate) is replaced before a call uses it.
+                check=check_idle_connection,
                 name="prism-sessions",
             )
         else:
@@ -158,25 +170,24 @@ class PostgresSessionStore:
             for entry, line in zip(parsed, lines, strict=True)
         ]
         keys = sorted({advisory_key(b"prism-append", row[1]) for row in rows})
+        ids = [row[0] for row in rows]
+        columns = [ids, [row[1] for row in rows], [row[2] for row in rows]]
         async with self._connection("append") as conn:
-            committing = False
             try:
-                async with conn.transaction():
-                    await conn.execute(
-                        "SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k", [keys]
-                    )
-                    async with conn.cursor() as cur:
-                        await cur.executemany(_INSERT, rows)
-                    committing = True
+                if conn.autocommit:
+                    # One statement is one transaction: one round trip.
+                    await conn.execute(_APPEND, [keys, *columns])
+                else:
+                    async with conn.transaction():
+                        await conn.execute(_APPEND, [keys, *columns])
             except pg_errors.UniqueViolation:
-                # The transaction was rolled back; name the first id that exists.
-                raise await self._duplicate_error(conn, [row[0] for row in rows]) from None
+                # Rolled back; name the first id of the batch that exists.
+                raise await self._duplicate_error(conn, ids) from None
             except (psycopg.Error, OSError) as exc:
-                if committing and is_connection_failure(exc):
-                    # The connection dropped during COMMIT: the batch landed
-                    # whole or not at all; a fresh connection says which.
-                    if await self._landed([row[0] for row in rows]):
-                        return
+                if is_connection_failure(exc) and await self._landed(ids):
+                    # The connection dropped after the server committed:
+                    # the batch is stored whole, so this append succeeded.
+                    return
                 raise operation_error(
                     self._info, exc, "append", written="nothing was written (the batch rolled back)"
                 ) from None
