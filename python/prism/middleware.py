@@ -8,7 +8,9 @@ return a value without calling ``next`` to short-circuit the rest.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Literal, get_args
 
 from prism.errors import ConfigError
@@ -33,6 +35,27 @@ ErrorPolicy = Literal["event", "throw"]
 OnMiddlewareError = Callable[[str, BaseException], None]
 
 
+# The session running a hook reports failures as its own redacted
+# ``extension_error`` events. A registry is shared by every session of an
+# agent, so the reporter travels with the task (a context variable), not
+# with the registry.
+_session_reporter: ContextVar[OnMiddlewareError | None] = ContextVar(
+    "prism_middleware_reporter", default=None
+)
+
+
+@contextmanager
+def report_middleware_errors(reporter: OnMiddlewareError) -> Iterator[None]:
+    """Within this block (and tasks started from it), a middleware failing
+    under ``error_policy="event"`` is also passed to ``reporter(hook, error)``,
+    after the registry's own ``on_error``."""
+    token = _session_reporter.set(reporter)
+    try:
+        yield
+    finally:
+        _session_reporter.reset(token)
+
+
 def _check_hook(hook: str) -> None:
     if hook not in HOOK_NAMES:
         raise ConfigError(f"unknown middleware hook {hook!r}; expected one of {sorted(HOOK_NAMES)}")
@@ -40,8 +63,8 @@ def _check_hook(hook: str) -> None:
 
 class MiddlewareRegistry:
     """With ``error_policy="event"`` a failing middleware is reported through
-    ``on_error`` (the runtime turns it into a redacted ``extension_error``
-    event) and later middleware still runs with the current value, at most
+    ``on_error`` and to the session running the hook (which emits a redacted
+    ``extension_error`` event), and later middleware still runs with the current value, at most
     once: if the failing middleware had already called ``next``, the result of
     that downstream call is kept. With
     ``"throw"`` the first failure propagates out of ``run``."""
@@ -102,6 +125,9 @@ class MiddlewareRegistry:
                     raise
                 if self.on_error is not None:
                     self.on_error(hook, error)
+                reporter = _session_reporter.get()
+                if reporter is not None:
+                    reporter(hook, error)
                 if downstream:
                     # It failed after handing on: later middleware already ran;
                     # keep their result instead of running them a second time.

@@ -9,9 +9,7 @@ and exits 1.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncGenerator
-from contextlib import aclosing
-from typing import Any, cast
+from typing import Any
 
 import anyio
 
@@ -19,9 +17,8 @@ from prism.cli.host import CliHost
 from prism.cli.io import LineWriter
 from prism.cli.options import CliOptions, UsageProblem
 from prism.cli.rpc_protocol import event_envelope
-from prism.contracts import AgentEvent, ErrorInfo
+from prism.contracts import ErrorInfo
 from prism.errors import ConfigError, error_info
-from prism.runtime import AgentSession
 
 RUN_FAILED_EXIT_CODE = 1
 
@@ -45,11 +42,6 @@ def create_host(options: CliOptions) -> CliHost:
         raise UsageProblem(str(error)) from None
 
 
-def stream_events(session: AgentSession, value: Any) -> AsyncGenerator[AgentEvent, None]:
-    # The runtime's stream is an async generator; typed as an iterator there.
-    return cast(AsyncGenerator[AgentEvent, None], session.stream(value))
-
-
 def assistant_text_delta(event: Any) -> str | None:
     """The text of an assistant text delta, else None (thinking is not printed)."""
     if event.get("type") != "message_delta":
@@ -68,7 +60,7 @@ async def _run_once(options: CliOptions, writer: LineWriter) -> int:
     failure: ErrorInfo | None = None
     wrote_text = False
     try:
-        async with aclosing(stream_events(session, options.prompt)) as events:
+        async with session.stream(options.prompt) as events:
             async for event in events:
                 if options.mode == "json":
                     writer.write_json(event_envelope(None, event))

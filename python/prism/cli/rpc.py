@@ -11,16 +11,15 @@ All output goes through one LineWriter (whole lines, flushed each time).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import anyio
-from anyio.abc import TaskGroup
+from anyio.abc import TaskGroup, TaskStatus
 
 from prism.cli.host import CliHost, CommandContext
 from prism.cli.io import LineTooLong, LineWriter, iter_request_lines
-from prism.cli.modes import create_host, describe_exception, stream_events
+from prism.cli.modes import create_host, describe_exception
 from prism.cli.options import CliOptions, UsageProblem, validate_session_id
 from prism.cli.providers import model_for
 from prism.cli.rpc_protocol import (
@@ -61,12 +60,6 @@ def _fail(message: str, code: str = "invalid_params") -> RpcFailure:
 class ActiveRun:
     request_id: RequestId
     session: AgentSession
-    # An abort or steer can arrive before the session's run is cancellable
-    # and its queues are open (it is still loading); they are applied as soon
-    # as the run reports run_started.
-    started: bool = False
-    pending_abort: str | None = None
-    pending_steer: list[Any] = field(default_factory=list)
 
 
 class RpcServer:
@@ -104,7 +97,7 @@ class RpcServer:
             return
         if request.command in ("prompt", "followUp"):
             try:
-                self._start_run(request)
+                await self._start_run(request)
             except RpcFailure as failure:
                 self.writer.write_json(self._error_response(request.id, failure.info))
             return
@@ -128,7 +121,7 @@ class RpcServer:
 
     # --- runs -----------------------------------------------------------------------
 
-    def _start_run(self, request: RpcRequest) -> None:
+    async def _start_run(self, request: RpcRequest) -> None:
         session = self.session
         if session.id in self.active or session.is_running:
             raise RpcFailure(
@@ -144,19 +137,22 @@ class RpcServer:
             raise RpcFailure(self._error_info(error)) from None
         active = ActiveRun(request.id, session)
         self.active[session.id] = active
-        self.group.start_soon(self._run, active, request.params["input"])
+        # Returns once the session has claimed the run: an abort or steer read
+        # on the next line reaches it, however early.
+        await self.group.start(self._run, active, request.params["input"])
 
-    async def _run(self, active: ActiveRun, value: Any) -> None:
+    async def _run(self, active: ActiveRun, value: Any, *, task_status: TaskStatus[None]) -> None:
         session = active.session
         failure: ErrorInfo | None = None
         finished: dict[str, Any] | None = None
         text = ""
+        started = False
         try:
-            async with aclosing(stream_events(session, value)) as events:
+            async with session.stream(value) as events:
+                task_status.started()
+                started = True
                 async for event in events:
                     kind = event.get("type")
-                    if kind == "run_started":
-                        self._run_started(active)
                     self.writer.write_json(event_envelope(active.request_id, event))
                     if kind == "error":
                         failure = event.get("error")
@@ -168,6 +164,8 @@ class RpcServer:
             failure = describe_exception(error, self.host.agent.config.redactor)
         finally:
             self.active.pop(session.id, None)
+            if not started:  # refused before the claim: the error response below answers it
+                task_status.started()
         if failure is None and finished is None:
             failure = error_info("Agent run aborted", "aborted")
         if failure is not None:
@@ -184,44 +182,25 @@ class RpcServer:
                 result[key] = finished[key]
         self.writer.write_json(ok_response(active.request_id, result))
 
-    def _run_started(self, active: ActiveRun) -> None:
-        active.started = True
-        for value in active.pending_steer:
-            active.session.steer(value)
-        active.pending_steer.clear()
-        if active.pending_abort is not None:
-            active.session.abort(active.pending_abort or None)
-            active.pending_abort = None
-
     async def _abort(self, request: RpcRequest) -> dict[str, Any]:
         reason = request.params.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise _fail("abort params.reason must be a string")
         session = self.session
-        active = self.active.get(session.id)
-        if active is None:
-            return {"sessionId": session.id, "aborted": False}
-        if not session.abort(reason) and not active.started:
-            active.pending_abort = reason or ""
-        return {"sessionId": session.id, "aborted": True}
+        return {"sessionId": session.id, "aborted": session.abort(reason)}
 
     async def _steer(self, request: RpcRequest) -> dict[str, Any]:
         if "input" not in request.params:
             raise _fail("steer needs params.input")
-        active = self.active.get(self.session.id)
-        if active is None:
+        if not self.session.is_running:
             raise RpcFailure(
                 error_info("steer needs an active run on this session", "no_active_run")
             )
         value = request.params["input"]
         try:
-            normalize_input(value)
+            self.session.steer(value)  # NoActiveRunError once the run is finishing
         except ConfigError as error:
             raise RpcFailure(self._error_info(error)) from None
-        if active.started:
-            self.session.steer(value)  # NoActiveRunError once the run is finishing
-        else:
-            active.pending_steer.append(value)
         return {"sessionId": self.session.id}
 
     # --- reads and session changes ------------------------------------------------------

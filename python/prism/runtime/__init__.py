@@ -3,8 +3,9 @@
 from prism.runtime.agent import Agent, create_agent
 from prism.runtime.config import AgentConfig
 from prism.runtime.events import AGENT_EVENT_TYPES, AgentEventListener
-from prism.runtime.loop import RunResult
+from prism.runtime.result import RunResult
 from prism.runtime.session import AgentSession
+from prism.runtime.stream import RunStream
 
 __all__ = [
     "AGENT_EVENT_TYPES",
@@ -13,5 +14,6 @@ __all__ = [
     "AgentEventListener",
     "AgentSession",
     "RunResult",
+    "RunStream",
     "create_agent",
 ]

@@ -6,10 +6,12 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from prism.errors import ConfigError
+from prism.contracts import Message
+from prism.errors import ConfigError, UnknownNameError
 from prism.middleware import MiddlewareRegistry
 from prism.runtime.config import AgentConfig, SleepFn
 from prism.runtime.events import AgentEventListener
+from prism.runtime.result import RunResult
 from prism.runtime.session import AgentSession
 from prism.stores.base import SessionStore
 from prism.stores.memory import MemorySessionStore
@@ -75,9 +77,39 @@ class Agent:
 
         return unsubscribe
 
-    async def open_session(self, id: str, store: SessionStore | None = None) -> AgentSession:
-        """``create_session`` + load: what RPC ``switchSession`` uses."""
-        return await self.create_session(id, store).load()
+    async def open_session(
+        self, id: str, store: SessionStore | None = None, *, must_exist: bool = False
+    ) -> AgentSession:
+        """``create_session`` + load: what RPC ``switchSession`` uses. With
+        ``must_exist=True`` an id with no entries on the store raises
+        ``UnknownNameError`` instead of starting an empty conversation."""
+        session = await self.create_session(id, store).load()
+        if must_exist and session.leaf_id is None:
+            raise UnknownNameError(
+                f"unknown session id {id!r}: the store holds no entries for it"
+                " (open_session(..., must_exist=False) starts a new one)"
+            )
+        return session
+
+    async def run(
+        self,
+        input: str | Message | Sequence[Message],
+        *,
+        session_id: str | None = None,
+        **options: Any,
+    ) -> RunResult:
+        """One run on a session (a new one unless ``session_id`` names one)."""
+        return await self.create_session(session_id).run(input, **options)
+
+    def run_sync(
+        self,
+        input: str | Message | Sequence[Message],
+        *,
+        session_id: str | None = None,
+        **options: Any,
+    ) -> RunResult:
+        """:meth:`run` for scripts and notebooks: see ``AgentSession.run_sync``."""
+        return self.create_session(session_id).run_sync(input, **options)
 
 
 def create_agent(

@@ -116,7 +116,7 @@ class AgentConfig:
             secret_values = normalize_secrets(secrets)
         except TypeError as error:
             raise ConfigError(f"secrets: {error}") from None
-        checked_compaction = coerce_compaction_options(compaction)
+        checked_compaction = coerce_compaction_options(compaction, checked_model)
         return cls(
             model=checked_model,
             provider=provider,

@@ -69,7 +69,15 @@ class EventHub:
                     self.report_extension_error("listener", error, run_id)
         return out
 
-    def report_extension_error(self, source: str, error: BaseException, run_id: str | None) -> None:
+    def report_extension_error(
+        self, source: str, error: BaseException, run_id: str | None, *, hook: str | None = None
+    ) -> None:
+        """Emit ``extension_error`` for a failing listener (``source="listener"``)
+        or middleware (``source="middleware"``, with its ``hook``)."""
+        default_code = "middleware_error" if source == "middleware" else "extension_error"
         # The emit below redacts the whole event once; no second pass here.
-        info: ErrorInfo = error_info(error, NOOP_REDACTOR, code="extension_error")
-        self.emit({"type": "extension_error", "source": source, "error": info}, run_id)
+        info: ErrorInfo = error_info(error, NOOP_REDACTOR, code=default_code)
+        event: dict[str, Any] = {"type": "extension_error", "source": source, "error": info}
+        if hook is not None:
+            event["hook"] = hook
+        self.emit(event, run_id)

@@ -9,22 +9,11 @@ its result in the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from prism.assembly.groups import tool_result_message
-from prism.compaction import CompactionOptions
-from prism.contracts import (
-    ErrorInfo,
-    Message,
-    ModelConfig,
-    SessionEntry,
-    ToolCall,
-    ToolDeclaration,
-    ToolResult,
-    Usage,
-)
+from prism.contracts import ErrorInfo, Message, SessionEntry, ToolCall, ToolResult
 from prism.errors import MaxToolRoundsError, ProviderError, redact_error_info
 from prism.retry import (
     RetryContext,
@@ -33,6 +22,9 @@ from prism.retry import (
     decide_retry,
     wait_for_retry,
 )
+from prism.runtime.autocompact import maybe_auto_compact
+from prism.runtime.context import RunContext
+from prism.runtime.result import RunResult
 from prism.runtime.turn import (
     TurnOutcome,
     assemble_turn,
@@ -42,68 +34,6 @@ from prism.runtime.turn import (
 )
 from prism.tools.definition import ToolContext
 from prism.tools.dispatch import run_tool_calls
-
-if TYPE_CHECKING:
-    from prism.runtime.session import AgentSession
-
-
-@dataclass(frozen=True, slots=True)
-class RunResult:
-    """What ``session.run`` returns.
-
-    ``messages`` are the messages this run appended (input, assistant, tool
-    results, injected steer/follow-up input) in order; ``message``/``text``
-    are the final assistant message and its text.
-    """
-
-    session_id: str
-    run_id: str
-    message: Message | None
-    text: str
-    messages: list[Message]
-    usage: Usage
-    stop_reason: str | None
-    tool_rounds: int
-    leaf_id: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "sessionId": self.session_id,
-            "runId": self.run_id,
-            "text": self.text,
-            "message": self.message,
-            "usage": dict(self.usage),
-            "toolRounds": self.tool_rounds,
-            "leafId": self.leaf_id,
-        }
-        if self.stop_reason is not None:
-            out["stopReason"] = self.stop_reason
-        return out
-
-
-@dataclass(slots=True)
-class RunState:
-    """Mutable state of the active run; options are resolved once at start."""
-
-    run_id: str
-    emit: Callable[[dict[str, Any]], Any]
-    model: ModelConfig | None
-    system: tuple[str, ...]
-    retry: RetryOptions | None
-    compaction: CompactionOptions | None
-    max_tool_rounds: int
-    metadata: Mapping[str, Any]
-    tool_declarations: list[ToolDeclaration]
-    attention: Any = None
-    turn: int = 0
-    started: bool = False
-    messages: list[Message] = field(default_factory=list)
-    usage: dict[str, int] = field(default_factory=dict)
-    tool_rounds: int = 0
-    total_tool_rounds: int = 0
-    final: Message | None = None
-    stop_reason: str | None = None
-    first_message_index: int = 0
 
 
 def _text_of(message: Message | None) -> str:
@@ -117,12 +47,10 @@ def _add_usage(total: dict[str, int], usage: Mapping[str, Any]) -> None:
         total[key] = total.get(key, 0) + value
 
 
-def message_entry(
-    session: AgentSession, message: Message, entry_id: str | None = None
-) -> SessionEntry:
+def message_entry(run: RunContext, message: Message, entry_id: str | None = None) -> SessionEntry:
     return {
-        "id": entry_id or session.new_entry_id(),
-        "sessionId": session.id,
+        "id": entry_id or run.new_entry_id(),
+        "sessionId": run.session_id,
         "parentId": None,  # chained under the leaf at append time
         "kind": "message",
         "message": message,
@@ -139,30 +67,28 @@ def _error_result(call: ToolCall, message: str, code: str) -> ToolResult:
 
 
 async def _append_messages(
-    session: AgentSession, run: RunState, messages: Sequence[Message], first_id: str | None = None
+    run: RunContext, messages: Sequence[Message], first_id: str | None = None
 ) -> None:
-    entries = [
-        message_entry(session, m, first_id if i == 0 else None) for i, m in enumerate(messages)
-    ]
+    entries = [message_entry(run, m, first_id if i == 0 else None) for i, m in enumerate(messages)]
     # An opt-in attention frontier checkpoint rides in the same batch, ahead
     # of the turn it shaped, so the leaf stays a message.
-    checkpoint = attention_checkpoint(session, run)
-    stored = await session._append_chain([*checkpoint, *entries])
-    attention_checkpoint_stored(session, checkpoint)
+    checkpoint = attention_checkpoint(run)
+    stored = await run.append([*checkpoint, *entries])
+    attention_checkpoint_stored(run, checkpoint)
     # The stored (redacted when secrets are set) copies are what the result reports.
     run.messages.extend(entry["message"] for entry in stored if entry["kind"] == "message")
 
 
-async def _provider_turn(session: AgentSession, run: RunState) -> TurnOutcome:
+async def _provider_turn(run: RunContext) -> TurnOutcome:
     """A provider turn with retry: only a failure before any output is retried."""
-    config = session.agent.config
+    config = run.config
     run.turn += 1
-    request = await assemble_turn(session, run)
+    request = await assemble_turn(run)
     options: RetryOptions | None = run.retry
     policy = options.resolve_policy() if options is not None else None
     attempt = 1
     while True:
-        outcome = await stream_turn(session, run, request)
+        outcome = await stream_turn(run, request)
         if outcome.error is None:
             return outcome
         info: ErrorInfo = outcome.error
@@ -174,7 +100,7 @@ async def _provider_turn(session: AgentSession, run: RunState) -> TurnOutcome:
             attempt=attempt,
             error=info,
             output_started=False,
-            session_id=session.id,
+            session_id=run.session_id,
             run_id=run.run_id,
             metadata=options.metadata,
         )
@@ -197,8 +123,8 @@ async def _provider_turn(session: AgentSession, run: RunState) -> TurnOutcome:
         attempt += 1
 
 
-async def _tool_round(session: AgentSession, run: RunState, outcome: TurnOutcome) -> None:
-    config = session.agent.config
+async def _tool_round(run: RunContext, outcome: TurnOutcome) -> None:
+    config = run.config
     assert outcome.message is not None
     calls = outcome.tool_calls
     over_limit = run.tool_rounds >= run.max_tool_rounds
@@ -236,7 +162,9 @@ async def _tool_round(session: AgentSession, run: RunState, outcome: TurnOutcome
         dispatched = await run_tool_calls(
             [call for _, call in runnable],
             registry=config.tools,
-            context=ToolContext(session_id=session.id, run_id=run.run_id, metadata=run.metadata),
+            context=ToolContext(
+                session_id=run.session_id, run_id=run.run_id, metadata=run.metadata
+            ),
             concurrency=config.tool_concurrency,
             middleware=config.middleware,
             permission_policy=config.permission_policy,
@@ -248,7 +176,7 @@ async def _tool_round(session: AgentSession, run: RunState, outcome: TurnOutcome
             results[index] = result
     finished = [r for r in results if r is not None]
     batch = [outcome.message, *(tool_result_message(r) for r in finished)]
-    await _append_messages(session, run, batch, first_id=outcome.message_id)
+    await _append_messages(run, batch, first_id=outcome.message_id)
     if over_limit:
         raise MaxToolRoundsError(
             f"Agent run exceeded max_tool_rounds ({run.max_tool_rounds}): the provider asked for"
@@ -256,42 +184,46 @@ async def _tool_round(session: AgentSession, run: RunState, outcome: TurnOutcome
         )
 
 
-async def execute_run(
-    session: AgentSession, run: RunState, input_messages: list[Message]
-) -> RunResult:
-    """The loop. Called inside the session's run scope; raises on failure."""
-    run.first_message_index = len(session.branch.messages)
-    await _append_messages(session, run, input_messages)
-    await session._maybe_auto_compact(run)
+async def execute_run(run: RunContext, input_messages: list[Message]) -> RunResult:
+    """The loop. Called inside the run's cancel scope; raises on failure."""
+    # Steering queued in the first instant of the run (before this point)
+    # rides with the input, so it reaches the first provider turn.
+    await _append_messages(run, [*input_messages, *run.take_steering()])
+    await run.checkpoint("input")
+    await maybe_auto_compact(run)
     while True:
-        outcome = await _provider_turn(session, run)
+        outcome = await _provider_turn(run)
         _add_usage(run.usage, outcome.usage)
         run.stop_reason = outcome.stop_reason
         if outcome.tool_calls:
-            await _tool_round(session, run, outcome)
+            await _tool_round(run, outcome)
+            await run.checkpoint("tools")
         else:
             assert outcome.message is not None
-            await _append_messages(session, run, [outcome.message], first_id=outcome.message_id)
+            await _append_messages(run, [outcome.message], first_id=outcome.message_id)
             run.final = run.messages[-1]
+            await run.checkpoint("turn")
         # Steering is consumed before the next provider turn, after the tool
         # results just appended; follow-ups only when the run would end.
-        steering = session._take_steering()
+        steering = run.take_steering()
         if steering:
-            await _append_messages(session, run, steering)
+            await _append_messages(run, steering)
             continue
         if outcome.tool_calls:
             continue
-        follow_up = session._take_follow_up()
+        follow_up = run.take_follow_up()
         if follow_up is not None:
             run.tool_rounds = 0
-            await _append_messages(session, run, [follow_up])
+            await _append_messages(run, [follow_up])
             continue
-        # No await between the last queue check and closing the queues, so a
+        # No await between the last queue check and closing the inbox, so a
         # steer/follow_up can never be accepted and then silently dropped.
-        session._close_queues()
+        run.close_inbox()
         break
+    await run.checkpoint("end")
+    assert run.run_id is not None
     return RunResult(
-        session_id=session.id,
+        session_id=run.session_id,
         run_id=run.run_id,
         message=run.final,
         text=_text_of(run.final),
@@ -299,5 +231,5 @@ async def execute_run(
         usage=dict(run.usage),  # type: ignore[arg-type]
         stop_reason=run.stop_reason,
         tool_rounds=run.total_tool_rounds,
-        leaf_id=session.leaf_id,
+        leaf_id=run.branch.leaf_id,
     )

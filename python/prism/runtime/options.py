@@ -25,8 +25,30 @@ def coerce_retry_options(value: Any) -> RetryOptions | None:
     raise ConfigError("retry must be RetryOptions, a dict, True, False or None")
 
 
-def coerce_compaction_options(value: Any) -> CompactionOptions | None:
-    """``None``/``False``: off; ``True``: defaults; ``CompactionOptions`` or its camelCase dict."""
+# What ``compaction=True`` means: compact once the next request would fill 90%
+# of the model's input window.
+DEFAULT_COMPACTION_TRIGGER: Mapping[str, Any] = {"type": "input_ratio", "ratio": 0.9}
+
+
+def coerce_compaction_options(
+    value: Any, model: Mapping[str, Any] | None = None
+) -> CompactionOptions | None:
+    """``None``/``False``: off; ``True``: the default trigger
+    (:data:`DEFAULT_COMPACTION_TRIGGER`), whose cap is checked against
+    ``model`` now; ``CompactionOptions`` or its camelCase dict as given."""
+    if value is True:
+        from prism.attention import resolve_input_cap
+
+        try:
+            resolve_input_cap(None, model)
+        except (TypeError, ValueError) as error:
+            raise ConfigError(
+                "compaction=True compacts at 90% of the model's input window, which cannot be"
+                f" resolved here ({error}); give the model limits (model['limits']"
+                "['contextWindow']) or pass a trigger, e.g. compaction={'trigger':"
+                " {'type': 'threshold_entries', 'entries': 200}}"
+            ) from None
+        return CompactionOptions(trigger=dict(DEFAULT_COMPACTION_TRIGGER))
     return _coerce_compaction(value)
 
 

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import math
 import uuid
-from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import sniffio
 
 from prism.branching import branch_entries, copy_branch
-from prism.contracts import AgentEvent, ErrorInfo, Message, ModelConfig, SessionEntry
+from prism.contracts import ErrorInfo, Message, ModelConfig, SessionEntry
 from prism.errors import (
     ConfigError,
     NoActiveRunError,
@@ -23,21 +23,23 @@ from prism.errors import (
     UnknownNameError,
     error_info,
 )
-from prism.runtime import compaction as _compaction
+from prism.middleware import report_middleware_errors
+from prism.runtime.autocompact import compact_branch, merged_options
 from prism.runtime.branch import BranchCache
 from prism.runtime.config import validate_model, validate_positive_int
+from prism.runtime.context import AttentionState, RunClaim, RunContext
 from prism.runtime.events import AgentEventListener, EventHub
 from prism.runtime.input import normalize_input
-from prism.runtime.loop import RunResult, RunState, execute_run
+from prism.runtime.loop import execute_run
 from prism.runtime.options import coerce_compaction_options, coerce_retry_options
+from prism.runtime.result import RunResult
+from prism.runtime.stream import RunStream
 from prism.stores.base import SessionStore
 
 if TYPE_CHECKING:
     from prism.runtime.agent import Agent
 
 BUSY_MESSAGE = "Agent session already has an active run"
-
-_UNSET: Any = object()
 
 
 def _now() -> str:
@@ -61,15 +63,10 @@ class AgentSession:
         self.branch = BranchCache()
         self._loaded = False
         self._lock: anyio.Lock | None = None
-        self._running = False
-        self._run_id: str | None = None
-        self._scope: anyio.CancelScope | None = None
-        self._abort_reason: str | None = None
-        self._queues_open = False
-        self._steering: deque[Message] = deque()
-        self._follow_ups: deque[Message] = deque()
+        # The active run (or manual compaction) from the instant it is claimed.
+        self._claim: RunClaim | None = None
         # Owned by the attention wiring: survives across runs of this session.
-        self.attention_sticky: Any = None
+        self._attention = AttentionState()
 
     # --- identity and cheap state --------------------------------------------------
 
@@ -87,12 +84,25 @@ class AgentSession:
 
     @property
     def is_running(self) -> bool:
-        return self._running
+        return self._claim is not None
+
+    @property
+    def attention_sticky(self) -> Any:
+        """The session's attention frontier (None until a compiler-on turn)."""
+        return self._attention.frontier
+
+    @attention_sticky.setter
+    def attention_sticky(self, value: Any) -> None:
+        self._attention.frontier = value
 
     @property
     def current_model(self) -> ModelConfig:
         """The latest ``model_change`` on the branch, else the agent's model."""
         return self.branch.model or self.agent.config.model
+
+    @property
+    def _active_run_id(self) -> str | None:
+        return self._claim.run_id if self._claim is not None else None
 
     def new_entry_id(self) -> str:
         return f"entry_{uuid.uuid4().hex[:20]}"
@@ -112,20 +122,33 @@ class AgentSession:
             self._loaded = True
             middleware = self.agent.config.middleware
             if middleware is not None and middleware.has("session_start"):
-                await middleware.run("session_start", {"sessionId": self._id})
+                with self._reporting(None):
+                    await middleware.run("session_start", {"sessionId": self._id})
         return self
 
     async def close(self) -> None:
         """Run ``session_shutdown`` middleware (once, if the session was loaded).
         Refused while a run is active; the session can be loaded again later."""
-        if self._running:
+        if self._claim is not None:
             raise SessionBusyError(BUSY_MESSAGE)
         if not self._loaded:
             return
         self._loaded = False
         middleware = self.agent.config.middleware
         if middleware is not None and middleware.has("session_shutdown"):
-            await middleware.run("session_shutdown", {"sessionId": self._id})
+            with self._reporting(None):
+                await middleware.run("session_shutdown", {"sessionId": self._id})
+
+    @contextmanager
+    def _reporting(self, run_id: str | None) -> Iterator[None]:
+        """A middleware failing (``error_policy="event"``) while this session
+        runs a hook becomes a redacted ``extension_error`` event."""
+
+        def report(hook: str, error: BaseException) -> None:
+            self._hub.report_extension_error("middleware", error, run_id, hook=hook)
+
+        with report_middleware_errors(report):
+            yield
 
     def _append_lock(self) -> anyio.Lock:
         if self._lock is None:
@@ -154,21 +177,41 @@ class AgentSession:
 
     # --- runs ---------------------------------------------------------------------------
 
-    def _claim(self) -> None:
-        if self._running:
+    def _claim_run(self, *, accepts_input: bool) -> RunClaim:
+        """Make this session busy, atomically: the claim's cancel scope and
+        inbox exist from now on, so ``abort``/``steer`` work at once."""
+        if self._claim is not None:
             raise SessionBusyError(BUSY_MESSAGE)
-        self._running = True
+        run_id = f"run_{uuid.uuid4().hex[:16]}" if accepts_input else None
+        claim = self._claim = RunClaim(run_id, accepts_input=accepts_input)
+        return claim
 
-    def _release(self) -> None:
-        self._running = False
-        self._run_id = None
-        self._scope = None
-        self._abort_reason = None
-        self._close_queues()
+    def _release(self, claim: RunClaim) -> None:
+        """Free the session, unless ``claim`` was already released (a dropped
+        stream frees the session before its run has wound down)."""
+        claim.inbox.close()
+        if self._claim is claim:
+            self._claim = None
+
+    def _context(self, claim: RunClaim, **settings: Any) -> RunContext:
+        run_id = claim.run_id
+        hub = self._hub
+        return RunContext(
+            session_id=self._id,
+            run_id=run_id,
+            config=self.agent.config,
+            branch=self.branch,
+            emit_event=lambda event: hub.emit(event, run_id),
+            append_batch=self._append_chain,
+            new_id=self.new_entry_id,
+            inbox=claim.inbox,
+            attention_state=self._attention,
+            **settings,
+        )
 
     def _resolve_run(
         self,
-        run_id: str,
+        claim: RunClaim,
         *,
         model: Any = None,
         system: Any = None,
@@ -177,7 +220,7 @@ class AgentSession:
         max_tool_rounds: Any = None,
         metadata: Any = None,
         attention: Any = None,
-    ) -> RunState:
+    ) -> RunContext:
         config = self.agent.config
         if system is None:
             run_system: tuple[str, ...] = ()
@@ -195,16 +238,16 @@ class AgentSession:
             run_retry = None
         else:
             run_retry = coerce_retry_options(retry)
+        run_model = validate_model(model, "run option model") if model is not None else None
         if compaction is None:
             run_compaction = config.compaction
         elif compaction is False:
             run_compaction = None
         else:
-            run_compaction = coerce_compaction_options(compaction)
-        return RunState(
-            run_id=run_id,
-            emit=lambda event: self._hub.emit(event, run_id),
-            model=validate_model(model, "run option model") if model is not None else None,
+            run_compaction = coerce_compaction_options(compaction, run_model or self.current_model)
+        return self._context(
+            claim,
+            model=run_model,
             system=run_system,
             retry=run_retry,
             compaction=run_compaction,
@@ -217,6 +260,20 @@ class AgentSession:
             tool_declarations=config.tools.declarations(),
             attention=_run_attention(config.attention_compiler, attention),
         )
+
+    def _begin(
+        self, input: Any, options: Mapping[str, Any]
+    ) -> tuple[RunClaim, RunContext, Callable[[], Awaitable[RunResult]]]:
+        """Claim the session and validate input and options; on failure release
+        the claim so nothing is stored or emitted."""
+        claim = self._claim_run(accepts_input=True)
+        try:
+            messages = normalize_input(input)
+            run = self._resolve_run(claim, **options)
+        except BaseException:
+            self._release(claim)
+            raise
+        return claim, run, lambda: self._execute(claim, run, messages)
 
     async def run(
         self,
@@ -238,64 +295,53 @@ class AgentSession:
         ...) after emitting the ``error`` event. ``retry=False`` /
         ``compaction=False`` switch those off for this run.
         """
-        self._claim()
-        return await self._run_claimed(
-            input,
-            model=model,
-            system=system,
-            retry=retry,
-            compaction=compaction,
-            max_tool_rounds=max_tool_rounds,
-            metadata=metadata,
-            attention=attention,
-        )
+        options = {
+            "model": model,
+            "system": system,
+            "retry": retry,
+            "compaction": compaction,
+            "max_tool_rounds": max_tool_rounds,
+            "metadata": metadata,
+            "attention": attention,
+        }
+        _, _, execute = self._begin(input, options)
+        return await execute()
 
-    def _prepare(self, input: Any, options: dict[str, Any]) -> tuple[list[Message], RunState]:
-        """Validate input and options for a claimed run; on failure release the
-        claim so nothing is stored or emitted."""
-        try:
-            run_id = f"run_{uuid.uuid4().hex[:16]}"
-            return normalize_input(input), self._resolve_run(run_id, **options)
-        except BaseException:
-            self._release()
-            raise
+    def run_sync(self, input: str | Message | Sequence[Message], **options: Any) -> RunResult:
+        """``run`` for scripts and notebooks without an event loop: starts one
+        (asyncio), runs, and returns the result. Refused inside a running
+        event loop (``await session.run(...)`` there)."""
+        _refuse_inside_event_loop("session.run_sync", "await session.run(...)")
+        result: RunResult = anyio.run(lambda: self.run(input, **options))
+        return result
 
-    async def _run_claimed(self, input: Any, **options: Any) -> RunResult:
-        messages, run = self._prepare(input, options)
-        return await self._execute(messages, run)
-
-    async def _execute(self, messages: list[Message], run: RunState) -> RunResult:
-        run_id = run.run_id
-        try:
-            await self.load()
-        except BaseException:
-            self._release()
-            raise
-        self._run_id = run_id
-        self._queues_open = True
-        scope = anyio.CancelScope()
-        self._scope = scope
-        run.emit({"type": "run_started"})
-        run.started = True
+    async def _execute(
+        self, claim: RunClaim, run: RunContext, messages: list[Message]
+    ) -> RunResult:
         result: RunResult | None = None
         failure: BaseException | None = None
         try:
-            with scope:
-                result = await execute_run(self, run, messages)
+            with self._reporting(claim.run_id), claim.scope:
+                await self.load()
+                run.emit({"type": "run_started"})
+                run.started = True
+                result = await execute_run(run, messages)
         except anyio.get_cancelled_exc_class():
             # Cancelled from outside (the caller's scope): still report it.
-            reason = self._abort_reason
-            self._release()
-            self._emit_error(run, RunAbortedError(), reason)
+            self._release(claim)
+            if run.started:
+                self._emit_error(run, RunAbortedError(), claim.abort_reason)
             raise
         except Exception as error:
             failure = error
-        reason = self._abort_reason
-        self._release()
+        self._release(claim)
         if result is None and failure is None:
-            failure = RunAbortedError()
+            failure = RunAbortedError()  # the claim's scope was cancelled: abort()
         if failure is not None:
-            raise self._emit_error(run, failure, reason) from None
+            if not run.started:
+                # Failed (or aborted) while loading: nothing was emitted or stored.
+                raise failure
+            raise self._emit_error(run, failure, claim.abort_reason) from None
         assert result is not None
         finished: dict[str, Any] = {
             "type": "run_finished",
@@ -307,7 +353,9 @@ class AgentSession:
         run.emit(finished)
         return result
 
-    def _emit_error(self, run: RunState, error: BaseException, reason: str | None) -> BaseException:
+    def _emit_error(
+        self, run: RunContext, error: BaseException, reason: str | None
+    ) -> BaseException:
         """Emit the run's ``error`` event; return the exception the caller should see
         (its text redacted when secrets are configured)."""
         redactor = self.agent.config.redactor
@@ -321,92 +369,44 @@ class AgentSession:
             return PrismError(info["message"], code=info.get("code"))
         return error
 
-    async def stream(
-        self, input: str | Message | Sequence[Message], **options: Any
-    ) -> AsyncIterator[AgentEvent]:
+    def stream(self, input: str | Message | Sequence[Message], **options: Any) -> RunStream:
         """Run like :meth:`run` and yield every event of the run as it happens.
 
-        A failed run ends the iteration after its ``error`` event without
-        raising (the event carries the error); a busy session raises
-        ``SessionBusyError`` at the first iteration. Leaving the loop early
-        aborts the run; wrap the iterator in ``contextlib.aclosing`` when you
-        may break out of it.
+        ``async for event in session.stream(...)`` or ``async with
+        session.stream(...) as events:`` (then ``events.result``). Leaving
+        the loop or the block early, or dropping the iterator, aborts the run
+        and frees the session; see :class:`~prism.runtime.stream.RunStream`.
         """
-        self._claim()
-        messages, run = self._prepare(input, options)  # bad input raises here
-        send, receive = anyio.create_memory_object_stream[AgentEvent](math.inf)
-        unsubscribe = self._hub.subscribe(send.send_nowait)
-        crashed: list[BaseException] = []
-
-        async def runner() -> None:
-            try:
-                await self._execute(messages, run)
-            except PrismError as error:
-                if not run.started:  # failed before run_started: no error event was sent
-                    crashed.append(error)
-            except Exception as error:
-                crashed.append(error)
-            finally:
-                unsubscribe()
-                send.close()
-
-        closed = False
-        async with anyio.create_task_group() as group:
-            group.start_soon(runner)
-            try:
-                async with receive:
-                    async for event in receive:
-                        yield event
-            except GeneratorExit:
-                # The consumer stopped early: abort the run instead of letting
-                # GeneratorExit escape the task group as an exception group.
-                closed = True
-            finally:
-                unsubscribe()
-                group.cancel_scope.cancel()
-        if closed:
-            return
-        if crashed:
-            raise crashed[0]
+        return RunStream(lambda: self._begin(input, options), self._hub.subscribe, self._release)
 
     def abort(self, reason: str | None = None) -> bool:
         """Cancel the active run (its error is ``RunAbortedError``, code
-        ``"aborted"``). Returns False when there was no run to abort."""
-        if not self._running or self._scope is None:
+        ``"aborted"``). Returns False when there was no run to abort. Works
+        from the instant the run is claimed, before it has loaded."""
+        claim = self._claim
+        if claim is None or claim.run_id is None:
             return False
-        self._abort_reason = reason
-        self._scope.cancel()
+        claim.abort(reason)
         return True
 
     # --- steering -------------------------------------------------------------------------
 
     def steer(self, message: str | Message | Sequence[Message]) -> None:
         """Queue input for the active run, injected before its next provider
-        turn (after the tool results of the current turn)."""
-        self._steering.extend(self._queued(message, "steer"))
+        turn (after the tool results of the current turn; with the input when
+        the run has not reached its first turn yet)."""
+        self._inbox("steer").steer(normalize_input(message))
 
     def follow_up(self, message: str | Message | Sequence[Message]) -> None:
         """Queue input to run as a new user turn, within the active run, once
         it would otherwise finish."""
-        self._follow_ups.extend(self._queued(message, "follow_up"))
+        self._inbox("follow_up").follow_up(normalize_input(message))
 
-    def _queued(self, message: Any, what: str) -> list[Message]:
-        if not self._running or not self._queues_open:
+    def _inbox(self, what: str) -> Any:
+        claim = self._claim
+        if claim is None or not claim.inbox.is_open:
             raise NoActiveRunError(f"Cannot {what}: the session has no active run")
-        return normalize_input(message)
-
-    def _take_steering(self) -> list[Message]:
-        taken = list(self._steering)
-        self._steering.clear()
-        return taken
-
-    def _take_follow_up(self) -> Message | None:
-        return self._follow_ups.popleft() if self._follow_ups else None
-
-    def _close_queues(self) -> None:
-        self._queues_open = False
-        self._steering.clear()
-        self._follow_ups.clear()
+        return claim.inbox
 
     # --- model, reads ---------------------------------------------------------------------
 
@@ -425,7 +425,7 @@ class AgentSession:
         (stored,) = await self._append_chain([entry])
         self._hub.emit(
             {"type": "model_changed", "model": stored["model"], "entryId": stored["id"]},  # type: ignore[typeddict-item]
-            self._run_id,
+            self._active_run_id,
         )
         return stored
 
@@ -492,8 +492,8 @@ class AgentSession:
             "sessionId": self._id,
             "leafId": self.branch.leaf_id,
             "model": self.current_model,
-            "isRunning": self._running,
-            "runId": self._run_id,
+            "isRunning": self._claim is not None,
+            "runId": self._active_run_id,
             "entryCount": len(self.branch.entries),
             "messageCount": len(self.branch.messages),
         }
@@ -506,24 +506,21 @@ class AgentSession:
         Options are ``CompactionOptions`` fields (snake_case), layered over the
         agent's compaction config. Returns the appended compaction entry.
         """
-        if self._running:
-            raise SessionBusyError(BUSY_MESSAGE)
-        self._claim()
+        claim = self._claim_run(accepts_input=False)
         try:
-            await self.load()
-            merged = _compaction.merged_options(self, options)
-            return await _compaction.compact_session(self, merged, trigger="manual", run=None)
+            with self._reporting(None):
+                await self.load()
+                merged = merged_options(self.agent.config, options)
+                run = self._context(claim, retry=self.agent.config.retry)
+                return await compact_branch(run, merged, trigger="manual")
         finally:
-            self._release()
-
-    async def _maybe_auto_compact(self, run: RunState) -> None:
-        await _compaction.maybe_auto_compact(self, run)
+            self._release(claim)
 
     # --- branches and sessions -------------------------------------------------------------
 
     async def navigate(self, entry_id: str) -> None:
         """Move the leaf to ``entry_id`` in this session; the next run branches from there."""
-        if self._running:
+        if self._claim is not None:
             raise SessionBusyError(BUSY_MESSAGE)
         await self.load()
         entries = await self._store.list(self._id)
@@ -559,3 +556,11 @@ def _run_attention(agent_compiler: Any, overlay: Any) -> Any:
     from prism.attention import resolve_run_compiler
 
     return resolve_run_compiler(agent_compiler, overlay)
+
+
+def _refuse_inside_event_loop(what: str, instead: str) -> None:
+    try:
+        library = sniffio.current_async_library()
+    except sniffio.AsyncLibraryNotFoundError:
+        return
+    raise ConfigError(f"{what} cannot run inside a running {library} event loop; use {instead}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from contextlib import aclosing, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
@@ -19,18 +19,14 @@ from prism.contracts import (
     ContentBlock,
     ErrorInfo,
     Message,
-    ModelConfig,
     ProviderRequest,
     SessionEntry,
     ToolCall,
     Usage,
 )
 from prism.providers.base import error_info_from_exception
+from prism.runtime.context import RunContext
 from prism.runtime.options import parse_arguments
-
-if TYPE_CHECKING:
-    from prism.runtime.loop import RunState
-    from prism.runtime.session import AgentSession
 
 
 @dataclass(slots=True)
@@ -49,27 +45,20 @@ class TurnOutcome:
     output_started: bool = False
 
 
-def effective_model(session: AgentSession, run: RunState) -> ModelConfig:
-    if run.model is not None:
-        return run.model
-    return session.current_model
-
-
-async def assemble_turn(session: AgentSession, run: RunState) -> ProviderRequest:
+async def assemble_turn(run: RunContext) -> ProviderRequest:
     """Build this turn's provider request from the cached branch context.
 
-    ``session.branch.messages`` already holds the run's input and every tool
-    result appended so far (``run.first_message_index`` marks where this
-    run's messages start), so it goes in whole as ``history``; the list is
+    ``run.branch.messages`` already holds the run's input and every tool
+    result appended so far, so it goes in whole as ``history``; the list is
     the session's cache and must not be mutated by anything downstream.
     """
-    config = session.agent.config
-    branch = session.branch
-    metadata: dict[str, Any] = {"sessionId": session.id, "runId": run.run_id}
+    config = run.config
+    branch = run.branch
+    metadata: dict[str, Any] = {"sessionId": run.session_id, "runId": run.run_id}
     if run.metadata:
         metadata.update(run.metadata)
     request = await assemble_provider_input(
-        model=effective_model(session, run),
+        model=run.current_model,
         input=None,
         history=branch.messages,
         summaries=branch.summaries,
@@ -79,11 +68,11 @@ async def assemble_turn(session: AgentSession, run: RunState) -> ProviderRequest
         context_providers=config.context_providers,
         skills=config.skills,
         metadata=metadata,
-        session_id=session.id,
+        session_id=run.session_id,
         run_id=run.run_id,
         turn=run.turn,
         redactor=config.redactor if len(config.redactor) else None,
-        **attention_options(session, run),
+        **attention_options(run),
     )
     middleware = config.middleware
     if middleware is not None and middleware.has("provider_request"):
@@ -91,7 +80,7 @@ async def assemble_turn(session: AgentSession, run: RunState) -> ProviderRequest
     return request
 
 
-def attention_options(session: AgentSession, run: RunState) -> dict[str, Any]:
+def attention_options(run: RunContext) -> dict[str, Any]:
     """Attention wiring: the run's compiler (the agent's, narrowed by the run
     overlay), the session's sticky frontier (shared across runs and turns),
     and the callback that emits one ``attention_compiled`` event per mutated
@@ -99,16 +88,16 @@ def attention_options(session: AgentSession, run: RunState) -> dict[str, Any]:
     compiler = run.attention
     if compiler is None:
         return {}
-    if session.attention_sticky is None:
+    if run.frontier is None:
         from prism.attention import create_attention_sticky_frontier, restore_attention_frontier
 
         restored = None
         if compiler.persist_frontier:
             # Opt-in: resume with the frontier checkpointed on this branch.
-            restored = restore_attention_frontier(session.branch.entries)
+            restored = restore_attention_frontier(run.branch.entries)
         if restored is None:
             restored = create_attention_sticky_frontier()
-        session.attention_sticky = restored
+        run.frontier = restored
 
     def on_report(report: Any) -> None:
         fields = dict(report.to_event())
@@ -118,17 +107,17 @@ def attention_options(session: AgentSession, run: RunState) -> dict[str, Any]:
 
     return {
         "attention_compiler": compiler,
-        "attention_sticky": session.attention_sticky,
+        "attention_sticky": run.frontier,
         "on_attention_report": on_report,
     }
 
 
-def attention_checkpoint(session: AgentSession, run: RunState) -> list[SessionEntry]:
+def attention_checkpoint(run: RunContext) -> list[SessionEntry]:
     """The frontier checkpoint to append with the run's next batch: one
     ``custom`` entry when the agent persists the frontier and its key sets
     changed since the last checkpoint, else nothing. Mark it stored with
     :func:`attention_checkpoint_stored` after the append."""
-    frontier = session.attention_sticky
+    frontier = run.frontier
     if run.attention is None or frontier is None or not run.attention.persist_frontier:
         return []
     data = frontier.pending_checkpoint()
@@ -136,12 +125,12 @@ def attention_checkpoint(session: AgentSession, run: RunState) -> list[SessionEn
         return []
     from prism.attention import frontier_checkpoint_entry
 
-    return [frontier_checkpoint_entry(session.id, session.new_entry_id(), data)]  # type: ignore[list-item]
+    return [frontier_checkpoint_entry(run.session_id, run.new_entry_id(), data)]  # type: ignore[list-item]
 
 
-def attention_checkpoint_stored(session: AgentSession, checkpoint: list[SessionEntry]) -> None:
+def attention_checkpoint_stored(run: RunContext, checkpoint: list[SessionEntry]) -> None:
     for entry in checkpoint:
-        session.attention_sticky.mark_persisted(entry["data"])  # type: ignore[typeddict-item]
+        run.frontier.mark_persisted(entry["data"])  # type: ignore[typeddict-item]
 
 
 class _CallSlot:
@@ -159,13 +148,11 @@ def _new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:16]}"
 
 
-async def stream_turn(
-    session: AgentSession, run: RunState, request: ProviderRequest
-) -> TurnOutcome:
+async def stream_turn(run: RunContext, request: ProviderRequest) -> TurnOutcome:
     """Stream one provider response. Never raises for provider faults: they
     come back in ``outcome.error``. Cancellation propagates."""
     emit = run.emit
-    outcome = TurnOutcome(message_id=session.new_entry_id())
+    outcome = TurnOutcome(message_id=run.new_entry_id())
     message_id = outcome.message_id
     text: list[str] = []
     thinking: list[str] = []
@@ -179,7 +166,7 @@ async def stream_turn(
             outcome.output_started = True
             emit({"type": "message_started", "role": "assistant", "messageId": message_id})
 
-    provider = session.agent.config.provider
+    provider = run.config.provider
     try:
         stream = provider.generate(request)
         # Async generators are closed deterministically when we stop early;
@@ -248,7 +235,7 @@ async def stream_turn(
     except anyio.get_cancelled_exc_class():
         raise
     except Exception as error:
-        outcome.error = error_info_from_exception(error, session.agent.config.redactor)
+        outcome.error = error_info_from_exception(error, run.config.redactor)
     outcome.usage = usage  # type: ignore[assignment]
     if outcome.error is not None:
         return outcome

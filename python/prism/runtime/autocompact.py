@@ -1,5 +1,5 @@
-"""Session-side compaction: manual ``session.compact()`` and the once-per-run
-auto-compaction check. Strategies and triggers live in ``prism.compaction``;
+"""Compaction inside the runtime: manual ``session.compact()`` and the
+once-per-run auto-compaction check, both through a ``RunContext``. Strategies and triggers live in ``prism.compaction``;
 this module owns the events, the ``compaction`` middleware call and the append.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prism.compaction import (
     CompactionContext,
@@ -20,18 +20,15 @@ from prism.compaction import (
 )
 from prism.contracts import SessionEntry
 from prism.errors import ConfigError
-from prism.runtime.turn import effective_model
-
-if TYPE_CHECKING:
-    from prism.runtime.loop import RunState
-    from prism.runtime.session import AgentSession
+from prism.runtime.config import AgentConfig
+from prism.runtime.context import RunContext
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(CompactionOptions))
 
 
-def merged_options(session: AgentSession, overrides: Mapping[str, Any]) -> CompactionOptions:
+def merged_options(config: AgentConfig, overrides: Mapping[str, Any]) -> CompactionOptions:
     """The agent's compaction options with ``overrides`` (snake_case fields) on top."""
-    base = session.agent.config.compaction or CompactionOptions()
+    base = config.compaction or CompactionOptions()
     if not overrides:
         return base
     unknown = sorted(set(overrides) - _FIELDS)
@@ -40,11 +37,11 @@ def merged_options(session: AgentSession, overrides: Mapping[str, Any]) -> Compa
     return dataclasses.replace(base, **overrides)
 
 
-def _secrets(session: AgentSession, options: CompactionOptions) -> tuple[str, ...]:
-    return (*options.secrets, *session.agent.config.secrets)
+def _secrets(run: RunContext, options: CompactionOptions) -> tuple[str, ...]:
+    return (*options.secrets, *run.config.secrets)
 
 
-def _strategy(session: AgentSession, options: CompactionOptions) -> CompactionStrategy:
+def _strategy(run: RunContext, options: CompactionOptions) -> CompactionStrategy:
     if options.strategy is not None:
         return options.strategy
     kwargs: dict[str, Any] = {}
@@ -52,10 +49,10 @@ def _strategy(session: AgentSession, options: CompactionOptions) -> CompactionSt
         kwargs["keep_recent_entries"] = options.keep_recent_entries
     if options.max_summary_chars is not None:
         kwargs["max_summary_chars"] = options.max_summary_chars
-    return create_default_compaction_strategy(secrets=_secrets(session, options), **kwargs)
+    return create_default_compaction_strategy(secrets=_secrets(run, options), **kwargs)
 
 
-def _compaction_entry(session: AgentSession, result: Any, trigger: str) -> SessionEntry:
+def _compaction_entry(run: RunContext, result: Any, trigger: str) -> SessionEntry:
     """The one entry to append: the strategy's compaction entry, re-homed under
     the current leaf (the runtime owns ids, session ids and parent links)."""
     produced = [
@@ -65,7 +62,7 @@ def _compaction_entry(session: AgentSession, result: Any, trigger: str) -> Sessi
         raise ConfigError("a compaction strategy must produce at most one compaction entry")
     entry: dict[str, Any] = dict(produced[0]) if produced else {}
     data: dict[str, Any] = dict(entry.get("data") or {})
-    data.setdefault("throughEntryId", session.branch.leaf_id)
+    data.setdefault("throughEntryId", run.branch.leaf_id)
     data.setdefault("keepEntryIds", [])
     data.setdefault("strategy", "custom")
     data.setdefault("trigger", trigger)
@@ -74,8 +71,8 @@ def _compaction_entry(session: AgentSession, result: Any, trigger: str) -> Sessi
         raise ConfigError("a compaction result needs a string summary")
     entry.update(
         {
-            "id": entry.get("id") or session.new_entry_id(),
-            "sessionId": session.id,
+            "id": entry.get("id") or run.new_entry_id(),
+            "sessionId": run.session_id,
             "parentId": None,  # chained under the leaf at append time
             "kind": "compaction",
             "summary": summary,
@@ -85,60 +82,57 @@ def _compaction_entry(session: AgentSession, result: Any, trigger: str) -> Sessi
     return entry  # type: ignore[return-value]
 
 
-async def compact_session(
-    session: AgentSession, options: CompactionOptions, *, trigger: str, run: RunState | None
+async def compact_branch(
+    run: RunContext, options: CompactionOptions, *, trigger: str
 ) -> SessionEntry:
     """Run the strategy on the current branch and append one compaction entry."""
-    run_id = run.run_id if run is not None else None
-    hub = session._hub
-    hub.emit({"type": "compaction_started", "trigger": trigger}, run_id)
+    run.emit({"type": "compaction_started", "trigger": trigger})
     context = CompactionContext(
-        session_id=session.id,
-        entries=list(session.branch.entries),
+        session_id=run.session_id,
+        entries=list(run.branch.entries),
         trigger=trigger,
         keep_recent_entries=options.keep_recent_entries,
         max_summary_chars=options.max_summary_chars,
-        secrets=_secrets(session, options),
+        secrets=_secrets(run, options),
         metadata=dict(options.metadata),
-        leaf_id=session.branch.leaf_id,
-        new_entry_id=session.new_entry_id,
+        leaf_id=run.branch.leaf_id,
+        new_entry_id=run.new_entry_id,
         # A strategy that calls a model retries the way the run would.
-        retry=run.retry if run is not None else session.agent.config.retry,
-        sleep=session.agent.config.sleep,
+        retry=run.retry,
+        sleep=run.config.sleep,
     )
-    result: CompactionResult = await _strategy(session, options).compact(context)
-    middleware = session.agent.config.middleware
+    result: CompactionResult = await _strategy(run, options).compact(context)
+    middleware = run.config.middleware
     if middleware is not None and middleware.has("compaction"):
         updated = await middleware.run("compaction", {"context": context, "result": result})
         if isinstance(updated, Mapping) and updated.get("result") is not None:
             result = updated["result"]
-    entry = _compaction_entry(session, result, trigger)
-    (stored,) = await session._append_chain([entry])
-    hub.emit(
+    entry = _compaction_entry(run, result, trigger)
+    (stored,) = await run.append([entry])
+    run.emit(
         {
             "type": "compaction_finished",
             "trigger": trigger,
             "entryId": stored["id"],
             "summary": stored["summary"],  # type: ignore[typeddict-item]
-        },
-        run_id,
+        }
     )
     return stored
 
 
-async def maybe_auto_compact(session: AgentSession, run: RunState) -> None:
+async def maybe_auto_compact(run: RunContext) -> None:
     """Asked once per run, after the input is appended and before assembly."""
     options = run.compaction
-    if options is None or session.branch.last_kind == "compaction":
+    if options is None or run.branch.last_kind == "compaction":
         return
     ctx = ShouldCompactContext(
-        session_id=session.id,
-        entries=session.branch.entries,
-        messages=session.branch.messages,
+        session_id=run.session_id,
+        entries=run.branch.entries,
+        messages=run.branch.messages,
         # The run's model, not the session's: a per-run override moves the cap.
-        model=effective_model(session, run),
+        model=run.current_model,
         metadata=options.metadata,
-        attention=session.agent.config.attention_compiler,
+        attention=run.config.attention_compiler,
     )
     if await resolve_should_compact(options, ctx):
-        await compact_session(session, options, trigger="auto", run=run)
+        await compact_branch(run, options, trigger="auto")

@@ -1,0 +1,173 @@
+"""What one run may read and do: the narrow context the loop works through.
+
+The session claims a run (``RunClaim``: cancel scope and input inbox exist
+from that instant), resolves its options and hands the loop, turn assembly
+and auto-compaction a ``RunContext``. None of them import or reach into
+``AgentSession``: everything a run needs from its session (append a batch,
+take queued input, emit, new ids, the attention frontier, checkpoints) is a
+method here.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from prism.contracts import Message, ModelConfig, SessionEntry, ToolDeclaration
+
+if TYPE_CHECKING:
+    from prism.compaction import CompactionOptions
+    from prism.retry import RetryOptions
+    from prism.runtime.branch import BranchCache
+    from prism.runtime.config import AgentConfig
+
+__all__ = ["AttentionState", "RunClaim", "RunContext", "RunInbox"]
+
+
+class RunInbox:
+    """Steer and follow-up input queued for one run. Open from the claim
+    until the loop's last queue check, so input is never accepted and then
+    dropped."""
+
+    __slots__ = ("_follow_ups", "_steering", "is_open")
+
+    def __init__(self, *, is_open: bool) -> None:
+        self.is_open = is_open
+        self._steering: deque[Message] = deque()
+        self._follow_ups: deque[Message] = deque()
+
+    def steer(self, messages: Sequence[Message]) -> None:
+        self._steering.extend(messages)
+
+    def follow_up(self, messages: Sequence[Message]) -> None:
+        self._follow_ups.extend(messages)
+
+    def take_steering(self) -> list[Message]:
+        taken = list(self._steering)
+        self._steering.clear()
+        return taken
+
+    def take_follow_up(self) -> Message | None:
+        return self._follow_ups.popleft() if self._follow_ups else None
+
+    def close(self) -> None:
+        self.is_open = False
+        self._steering.clear()
+        self._follow_ups.clear()
+
+
+class RunClaim:
+    """A session's active run from the instant it is claimed.
+
+    The cancel scope is created with the claim, not when the run enters it:
+    an anyio scope cancelled before it is entered cancels its body at the
+    first checkpoint, so an ``abort()`` in the first instant of a run (while
+    the session is still loading) is never lost.
+    """
+
+    __slots__ = ("abort_reason", "inbox", "run_id", "scope")
+
+    def __init__(self, run_id: str | None, *, accepts_input: bool) -> None:
+        self.run_id = run_id
+        self.scope = anyio.CancelScope()
+        self.inbox = RunInbox(is_open=accepts_input)
+        self.abort_reason: str | None = None
+
+    def abort(self, reason: str | None) -> None:
+        if not self.scope.cancel_called:
+            self.abort_reason = reason
+        self.scope.cancel()
+
+
+class AttentionState:
+    """The session's attention frontier, shared by its runs and turns."""
+
+    __slots__ = ("frontier",)
+
+    def __init__(self) -> None:
+        self.frontier: Any = None
+
+
+AppendBatch = Callable[[list[SessionEntry]], Awaitable[list[SessionEntry]]]
+Emit = Callable[[dict[str, Any]], Any]
+
+
+@dataclass(slots=True, kw_only=True)
+class RunContext:
+    """One run (or one manual compaction, ``run_id=None``): its resolved
+    options, its progress, and the capabilities its session grants it."""
+
+    session_id: str
+    run_id: str | None
+    config: AgentConfig
+    branch: BranchCache
+    # Resolved options (once, when the run is claimed).
+    model: ModelConfig | None = None
+    system: tuple[str, ...] = ()
+    retry: RetryOptions | None = None
+    compaction: CompactionOptions | None = None
+    max_tool_rounds: int = 0
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    tool_declarations: list[ToolDeclaration] = field(default_factory=list)
+    attention: Any = None
+    # Progress of the loop.
+    turn: int = 0
+    started: bool = False
+    messages: list[Message] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+    tool_rounds: int = 0
+    total_tool_rounds: int = 0
+    final: Message | None = None
+    stop_reason: str | None = None
+    # Capabilities.
+    emit_event: Emit
+    append_batch: AppendBatch
+    new_id: Callable[[], str]
+    inbox: RunInbox
+    attention_state: AttentionState
+
+    def emit(self, event: dict[str, Any]) -> Any:
+        """Emit a run event (``sessionId``/``runId`` are added)."""
+        return self.emit_event(event)
+
+    def new_entry_id(self) -> str:
+        return self.new_id()
+
+    async def append(self, entries: list[SessionEntry]) -> list[SessionEntry]:
+        """Append ``entries`` as one atomic chain under the leaf; returns the
+        stored (redacted when secrets are set) copies."""
+        return await self.append_batch(entries)
+
+    def take_steering(self) -> list[Message]:
+        return self.inbox.take_steering()
+
+    def take_follow_up(self) -> Message | None:
+        return self.inbox.take_follow_up()
+
+    def close_inbox(self) -> None:
+        self.inbox.close()
+
+    @property
+    def current_model(self) -> ModelConfig:
+        """The run's model: its override, else the branch's latest
+        ``model_change``, else the agent's model."""
+        if self.model is not None:
+            return self.model
+        return self.branch.model or self.config.model
+
+    @property
+    def frontier(self) -> Any:
+        return self.attention_state.frontier
+
+    @frontier.setter
+    def frontier(self, value: Any) -> None:
+        self.attention_state.frontier = value
+
+    async def checkpoint(self, step: str) -> None:
+        """A step boundary of the run (``"input"``, ``"turn"``, ``"tools"``,
+        ``"end"``). A no-op today; durable runs will persist here."""
+        return None

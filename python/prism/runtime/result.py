@@ -1,0 +1,45 @@
+"""``RunResult``: what a finished run returns (``session.run``, the stream's
+``result``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from prism.contracts import Message, Usage
+
+__all__ = ["RunResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What ``session.run`` returns.
+
+    ``messages`` are the messages this run appended (input, assistant, tool
+    results, injected steer/follow-up input) in order; ``message``/``text``
+    are the final assistant message and its text.
+    """
+
+    session_id: str
+    run_id: str
+    message: Message | None
+    text: str
+    messages: list[Message]
+    usage: Usage
+    stop_reason: str | None
+    tool_rounds: int
+    leaf_id: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "runId": self.run_id,
+            "text": self.text,
+            "message": self.message,
+            "usage": dict(self.usage),
+            "toolRounds": self.tool_rounds,
+            "leafId": self.leaf_id,
+        }
+        if self.stop_reason is not None:
+            out["stopReason"] = self.stop_reason
+        return out
