@@ -26,7 +26,7 @@ def summary(i: int) -> dict[str, Any]:
 
 async def test_path_is_a_directory(tmp_path: Path) -> None:
     store = create_sqlite_session_store(tmp_path)
-    with pytest.raises(StoreError, match="unable to open database file"):
+    with pytest.raises(StoreError, match=r": not a regular file \(it is a directory\)"):
         await store.list("s1")
 
 
@@ -111,4 +111,11 @@ async def test_hand_edited_row_cannot_impersonate_another_entry(tmp_path: Path) 
     async with create_sqlite_session_store(path) as store:
         assert await store.get("e1") is None
         assert await store.get("e2") is None
-        assert [e["id"] for e in await store.list("s1")] == ["e2"]
+        # The row holding a newline is quarantined whole (issue 11 item 7):
+        # it can neither inject "zz" nor pass for e2 in one read and not another.
+        assert [e["id"] for e in await store.list("s1")] == []
+        assert await store.list("other") == []
+        assert [(e["line"], e["reason"]) for e in store.parse_errors] == [
+            (1, "entry id does not match the row's id column"),
+            (2, "row holds a raw line break (the store writes one JSON line per row)"),
+        ]

@@ -37,7 +37,14 @@ def native_parser() -> ParseFn:
 def parse_lines(
     data: bytes, first_line: int = 1
 ) -> tuple[list[SessionEntry], list[SessionEntryParseError]]:
-    entries, errors = native_parser()(data, first_line=first_line)
+    try:
+        entries, errors = native_parser()(data, first_line=first_line)
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        # The parser quarantines bad content line by line; reaching here
+        # means it could not run at all. Still a store error, not a crash.
+        raise StoreError(
+            f"cannot parse session data: {type(exc).__name__}: {_short(exc)}"
+        ) from None
     return cast(list[SessionEntry], entries), cast(list[SessionEntryParseError], errors)
 
 
@@ -47,6 +54,8 @@ def encode_line(entry: object) -> bytes:
     try:
         text = json.dumps(checked, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return text.encode("utf-8")
+    except RecursionError:
+        raise StoreError(f"session entry {checked['id']!r} is nested too deeply to store") from None
     except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
         raise StoreError(
             f"session entry {checked['id']!r} is not JSON-serializable: {type(exc).__name__}"

@@ -13,8 +13,10 @@ that the path still names the inode it locked and retries otherwise.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +38,8 @@ def os_reason(exc: OSError, path: str) -> str:
     ``makedirs`` under a regular file says "File exists" and ``open`` says
     "Not a directory" without naming which component is wrong; this names
     the first ancestor that is not a directory instead."""
+    if isinstance(exc, IsADirectoryError):
+        return "not a regular file (it is a directory)"
     if isinstance(exc, (FileExistsError, NotADirectoryError)):
         blocker = _first_non_directory(path)
         if blocker is not None:
@@ -61,6 +65,34 @@ def _first_non_directory(path: str) -> str | None:
     return None
 
 
+class NotRegularFileError(OSError):
+    """The path names a FIFO, device, socket or directory, not a file."""
+
+
+def refuse_non_regular(fd: int, path: str) -> None:
+    """A session file must be a regular file: a FIFO would block reads
+    forever, a device would feed endless bytes, a directory has none.
+    Raised as an OSError so each caller words it with its action."""
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegularFileError(
+            errno.EINVAL, f"not a regular file (it is {describe_mode(mode)})", path
+        )
+
+
+def describe_mode(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return name
+    return "an unusual kind of file"
+
+
 def _same_file(fd: int, path: str) -> bool:
     try:
         on_path = os.stat(path)
@@ -81,7 +113,11 @@ def locked_fd(path: str, *, exclusive: bool, create: bool) -> Iterator[int | Non
     """
     if fcntl is None:  # pragma: no cover
         raise StoreError("file session stores need POSIX flock (not available on Windows)")
-    flags = os.O_CLOEXEC | (os.O_RDWR | os.O_APPEND | os.O_CREAT if create else os.O_RDONLY)
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait forever for
+    # a writer (in a worker thread nobody can cancel). It changes nothing for
+    # a regular file, the only kind accepted below.
+    flags = os.O_CLOEXEC | os.O_NONBLOCK
+    flags |= os.O_RDWR | os.O_APPEND | os.O_CREAT if create else os.O_RDONLY
     for _ in range(_MAX_REOPEN):
         try:
             fd = os.open(path, flags, 0o644)
@@ -91,6 +127,7 @@ def locked_fd(path: str, *, exclusive: bool, create: bool) -> Iterator[int | Non
             yield None
             return
         try:
+            refuse_non_regular(fd, path)
             # Blocks until the other holder is done; callers run this in a
             # worker thread so the event loop is never stuck behind it.
             fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
@@ -151,7 +188,7 @@ def try_lock_session(directory: str, session_id: str) -> int:
             continue  # the last holder removed the lease directory meanwhile: make it again
         except OSError as exc:
             raise StoreError(
-                f"cannot claim session {session_id!r}: {directory}: {exc.strerror or exc}"
+                f"cannot claim session {session_id!r}: {directory}: {os_reason(exc, path)}"
             ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -161,7 +198,7 @@ def try_lock_session(directory: str, session_id: str) -> int:
         except OSError as exc:
             os.close(fd)
             raise StoreError(
-                f"cannot claim session {session_id!r}: {exc.strerror or exc}"
+                f"cannot claim session {session_id!r}: {os_reason(exc, path)}"
             ) from None
         if _same_file(fd, path):
             return fd

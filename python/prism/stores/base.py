@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -109,6 +110,31 @@ class LeasingSessionStore(SessionStore, Protocol):
 def busy_error(session_id: str, holder: str = "another run") -> SessionBusyError:
     """The one busy error every store raises, naming the session."""
     return SessionBusyError(f"session {session_id!r} is busy: {holder} holds it")
+
+
+def check_key(value: object, what: str) -> str:
+    """A lookup key (``list``/``get``): any string; anything else is a
+    StoreError instead of a TypeError from a dict or a database driver."""
+    if not isinstance(value, str):
+        raise StoreError(f"{what} must be a string, got {type(value).__name__}")
+    return value
+
+
+def check_path(path: object, what: str) -> str:
+    """A store's file path as a str, refused with StoreError when it is not
+    path-like or holds a NUL byte (which every OS call would reject with a
+    ValueError)."""
+    try:
+        text: str | bytes = os.fspath(path)  # type: ignore[call-overload]
+    except TypeError:
+        raise StoreError(
+            f"{what} path must be a str or os.PathLike, got {type(path).__name__}"
+        ) from None
+    if isinstance(text, bytes):
+        raise StoreError(f"{what} path must be a str, not bytes")
+    if not text or "\x00" in text:
+        raise StoreError(f"{what} path must be non-empty and hold no NUL byte")
+    return text
 
 
 def check_session_id(session_id: object) -> str:

@@ -33,7 +33,7 @@ from prism.stores._locking import (
     try_lock_session,
     unlock_session,
 )
-from prism.stores.base import SessionLease, check_session_id
+from prism.stores.base import SessionLease, check_key, check_path, check_session_id
 
 _T = TypeVar("_T")
 _Fingerprint = tuple[int, int, int, int, int]  # dev, inode, size, mtime_ns, ctime_ns
@@ -78,7 +78,7 @@ class JsonlSessionStore:
     def __init__(
         self, path: str | os.PathLike[str], *, create_directory: bool = True, fsync: bool = False
     ) -> None:
-        self.path = os.fspath(path)
+        self.path = check_path(path, "session file")
         self.create_directory = create_directory
         self.fsync = fsync
         # Guards the index and serializes this instance's appends: flock does
@@ -99,9 +99,11 @@ class JsonlSessionStore:
         await anyio.to_thread.run_sync(self._append_blocking, entries)
 
     async def list(self, session_id: str) -> builtins.list[SessionEntry]:
+        check_key(session_id, "session id")
         return await self._read(lambda: list(self._by_session.get(session_id, ())))
 
     async def get(self, entry_id: str) -> SessionEntry | None:
+        check_key(entry_id, "entry id")
         return await self._read(lambda: self._by_id.get(entry_id))
 
     async def list_sessions(self) -> builtins.list[str]:
@@ -155,6 +157,8 @@ class JsonlSessionStore:
             st = os.stat(self.path)
         except FileNotFoundError:
             return self._file_id is None
+        except (OSError, ValueError):
+            return False  # the worker's open reports it as a StoreError
         return self._fingerprint == _fingerprint(st)
 
     def _refresh_then(self, answer: Callable[[], _T]) -> _T:
@@ -163,7 +167,9 @@ class JsonlSessionStore:
                 with locked_fd(self.path, exclusive=False, create=False) as fd:
                     tail = None if fd is None else self._read_tail(fd)
             except OSError as exc:
-                raise StoreError(f"cannot read session file {self.path}: {exc.strerror}") from None
+                raise StoreError(
+                    f"cannot read session file {self.path}: {os_reason(exc, self.path)}"
+                ) from None
             # Parsed after the shared flock is released: the bytes are final,
             # and a writer should not wait for a big first load to be parsed.
             if tail is None:
@@ -251,7 +257,7 @@ class JsonlSessionStore:
                     self._samples = _sample(fd, st.st_size, self._samples)
             except OSError as exc:
                 raise StoreError(
-                    f"cannot append to session file {self.path}: {exc.strerror or exc}"
+                    f"cannot append to session file {self.path}: {os_reason(exc, self.path)}"
                 ) from None
 
     def _make_parent(self, action: str = "append to") -> None:
@@ -348,7 +354,7 @@ async def read_jsonl_session_entries(
     """Parse a whole session file: valid entries plus one error record
     ``{line, reason, raw}`` per quarantined line. Never raises for bad
     content; a missing file is ``([], [])``."""
-    return await anyio.to_thread.run_sync(_read_all_blocking, os.fspath(path))
+    return await anyio.to_thread.run_sync(_read_all_blocking, check_path(path, "session file"))
 
 
 def _read_all_blocking(path: str) -> tuple[list[SessionEntry], list[SessionEntryParseError]]:
@@ -358,5 +364,5 @@ def _read_all_blocking(path: str) -> tuple[list[SessionEntry], list[SessionEntry
                 return [], []
             data = _pread_all(fd, os.fstat(fd).st_size, 0)
     except OSError as exc:
-        raise StoreError(f"cannot read session file {path}: {exc.strerror}") from None
+        raise StoreError(f"cannot read session file {path}: {os_reason(exc, path)}") from None
     return parse_lines(data)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from prism.contracts import SessionEntry
 from prism.errors import DuplicateEntryError
 from prism.stores._codec import encode_batch
-from prism.stores.base import LocalClaims, SessionLease
+from prism.stores.base import LocalClaims, SessionLease, check_key
 
 
 class MemorySessionStore:
@@ -36,9 +36,11 @@ class MemorySessionStore:
             self._by_session.setdefault(entry["sessionId"], []).append(entry)
 
     async def list(self, session_id: str) -> builtins.list[SessionEntry]:
+        check_key(session_id, "session id")
         return list(self._by_session.get(session_id, ()))
 
     async def get(self, entry_id: str) -> SessionEntry | None:
+        check_key(entry_id, "entry id")
         return self._by_id.get(entry_id)
 
     async def list_sessions(self) -> builtins.list[str]:

@@ -17,17 +17,25 @@ from __future__ import annotations
 import builtins
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from prism.contracts import SessionEntry
+from prism.contracts import SessionEntry, SessionEntryParseError
 from prism.errors import DuplicateEntryError, StoreError
-from prism.stores._codec import encode_batch, parse_lines
-from prism.stores._locking import lease_directory, try_lock_session, unlock_session
-from prism.stores.base import LocalClaims, SessionLease, check_session_id
+from prism.stores._codec import encode_batch
+from prism.stores._locking import (
+    describe_mode,
+    lease_directory,
+    os_reason,
+    try_lock_session,
+    unlock_session,
+)
+from prism.stores._rows import ROW_COLUMNS, Row, decode_rows, decode_text
+from prism.stores.base import LocalClaims, SessionLease, check_key, check_path, check_session_id
 
 _T = TypeVar("_T")
 
@@ -59,15 +67,21 @@ class SqliteSessionStore:
         fsync: bool = False,
         busy_timeout_ms: int = 30_000,
     ) -> None:
-        self.path = os.fspath(path)
+        self.path = check_path(path, "session database")
         self.create_directory = create_directory
         self.fsync = fsync
-        if busy_timeout_ms < 0:
-            raise StoreError("busy_timeout_ms must be >= 0")
+        if (
+            not isinstance(busy_timeout_ms, int)
+            or isinstance(busy_timeout_ms, bool)
+            or busy_timeout_ms < 0
+        ):
+            raise StoreError("busy_timeout_ms must be >= 0 (an integer)")
         self.busy_timeout_ms = busy_timeout_ms
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._closed = False
+        self._errors: dict[int, SessionEntryParseError] = {}
+        self._errors_lock = threading.Lock()  # parse_errors is read without the connection lock
         self._memory_claims = LocalClaims()  # for ":memory:", which no other process sees
 
     # --- SessionStore -----------------------------------------------------
@@ -91,35 +105,47 @@ class SqliteSessionStore:
         self._locked(self._insert, rows)
 
     async def list(self, session_id: str) -> builtins.list[SessionEntry]:
+        check_key(session_id, "session id")
+
         def query(conn: sqlite3.Connection) -> builtins.list[SessionEntry]:
             rows = conn.execute(
-                "SELECT entry FROM prism_entries WHERE session_id = ? ORDER BY seq", (session_id,)
+                f"SELECT {ROW_COLUMNS} FROM prism_entries WHERE session_id = ? ORDER BY seq",
+                (session_id,),
             ).fetchall()
-            # A hand-edited row could hold anything: trust only matching entries.
-            return [e for e in _decode([row[0] for row in rows]) if e["sessionId"] == session_id]
+            return [entry for _seq, entry in self._decode(rows)]
 
         return await self._run(query)
 
     async def get(self, entry_id: str) -> SessionEntry | None:
+        check_key(entry_id, "entry id")
+
         def query(conn: sqlite3.Connection) -> SessionEntry | None:
-            row = conn.execute(
-                "SELECT entry FROM prism_entries WHERE id = ?", (entry_id,)
-            ).fetchone()
-            if row is None:
-                return None
-            decoded = _decode([row[0]])
-            return decoded[0] if len(decoded) == 1 and decoded[0]["id"] == entry_id else None
+            rows = conn.execute(
+                f"SELECT {ROW_COLUMNS} FROM prism_entries WHERE id = ?", (entry_id,)
+            ).fetchall()
+            decoded = self._decode(rows)
+            return decoded[0][1] if decoded else None
 
         return await self._run(query)
 
     async def list_sessions(self) -> builtins.list[str]:
         def query(conn: sqlite3.Connection) -> builtins.list[str]:
             rows = conn.execute(
-                "SELECT session_id FROM prism_entries GROUP BY session_id ORDER BY MIN(seq)"
+                "SELECT session_id FROM prism_entries WHERE typeof(session_id) = 'text'"
+                " GROUP BY session_id ORDER BY MIN(seq)"
             ).fetchall()
-            return [row[0] for row in rows]
+            # None: a session_id that is not valid UTF-8 (see decode_text).
+            return [row[0] for row in rows if row[0]]
 
         return await self._run(query)
+
+    @property
+    def parse_errors(self) -> builtins.list[SessionEntryParseError]:
+        """Rows quarantined by reads so far, like the JSONL store's bad lines;
+        ``line`` is the row's ``seq``. A row that later reads fine (repaired
+        by hand) drops out."""
+        with self._errors_lock:
+            return [self._errors[seq] for seq in sorted(self._errors)]
 
     async def claim(self, session_id: str) -> SessionLease:
         """Lease ``session_id`` with an exclusive ``flock`` on its own lock
@@ -137,8 +163,8 @@ class SqliteSessionStore:
                     os.makedirs(parent, exist_ok=True)
                 except OSError as exc:
                     raise StoreError(
-                        f"cannot create the directory of session database {self.path}: "
-                        f"{exc.strerror or exc}"
+                        f"cannot claim a session in session database {self.path}: "
+                        f"{os_reason(exc, parent)}"
                     ) from None
         fd = try_lock_session(directory, session_id)
         return SessionLease(session_id, lambda: unlock_session(fd, directory, session_id))
@@ -172,6 +198,19 @@ class SqliteSessionStore:
                 return fn(self._connection(), *args)
             except sqlite3.Error as exc:
                 raise StoreError(f"session database {self.path}: {exc}") from None
+            except OSError as exc:
+                raise StoreError(
+                    f"session database {self.path}: {os_reason(exc, self.path)}"
+                ) from None
+
+    def _decode(self, rows: builtins.list[Row]) -> builtins.list[tuple[int, SessionEntry]]:
+        good, errors = decode_rows(rows)
+        with self._errors_lock:
+            for seq, _entry in good:
+                self._errors.pop(seq, None)
+            for error in errors:
+                self._errors[error["line"]] = error
+        return good
 
     def _connection(self) -> sqlite3.Connection:
         if self._closed:
@@ -181,6 +220,7 @@ class SqliteSessionStore:
                 parent = os.path.dirname(self.path)
                 if parent:
                     os.makedirs(parent, exist_ok=True)
+            self._refuse_non_regular()
             # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE) so
             # the write lock is taken up front instead of on first write.
             conn = sqlite3.connect(
@@ -189,6 +229,7 @@ class SqliteSessionStore:
                 isolation_level=None,
                 check_same_thread=False,
             )
+            conn.text_factory = decode_text
             try:
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
                 conn.execute("PRAGMA journal_mode = WAL")
@@ -200,6 +241,21 @@ class SqliteSessionStore:
             self._conn = conn
         return self._conn
 
+    def _refuse_non_regular(self) -> None:
+        """SQLite would open a FIFO and block forever reading it (and a
+        device would be read as garbage): refuse anything but a regular file
+        or a path that does not exist yet."""
+        if self.path == ":memory:":
+            return
+        try:
+            mode = os.stat(self.path).st_mode
+        except FileNotFoundError:
+            return
+        if not stat.S_ISREG(mode):
+            raise StoreError(
+                f"session database {self.path}: not a regular file (it is {describe_mode(mode)})"
+            )
+
     def _insert(self, conn: sqlite3.Connection, rows: builtins.list[tuple[str, str, str]]) -> None:
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -207,12 +263,12 @@ class SqliteSessionStore:
                 "INSERT INTO prism_entries (id, session_id, entry) VALUES (?, ?, ?)", rows
             )
         except sqlite3.IntegrityError:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise DuplicateEntryError(
                 f"duplicate session entry id {_first_existing(conn, rows)!r}"
             ) from None
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         conn.execute("COMMIT")
 
@@ -224,14 +280,11 @@ def _first_existing(conn: sqlite3.Connection, rows: builtins.list[tuple[str, str
     return rows[0][0]
 
 
-def _decode(texts: builtins.list[str]) -> builtins.list[SessionEntry]:
-    """Rows back to entries through the native JSONL parser: one call for the
-    whole result instead of a ``json.loads`` per row. A row that no longer
-    has a valid shape (edited by hand) is skipped, as the JSONL store does."""
-    if not texts:
-        return []
-    entries, _errors = parse_lines("\n".join(texts).encode("utf-8"))
-    return entries
+def _rollback(conn: sqlite3.Connection) -> None:
+    # SQLite may already have rolled back (SQLITE_FULL, an I/O error): a
+    # second ROLLBACK would fail and hide the original error.
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def create_sqlite_session_store(
