@@ -134,3 +134,18 @@ async def test_unknown_trigger_type_is_refused_before_anything_is_written() -> N
     assert await session.entries() == []
     with pytest.raises(ConfigError, match="sometimes"):
         make_agent(reply("a"), compaction={"trigger": {"type": "sometimes"}})
+
+
+async def test_compact_on_an_empty_session_is_refused_and_appends_nothing() -> None:
+    agent = make_agent([reply("never used")])
+    session = agent.create_session()
+    events = record(session)
+    with pytest.raises(ConfigError, match="nothing to compact"):
+        await session.compact()
+    assert await session.entries() == []
+    assert events == []  # not even compaction_started
+    assert not session.is_running  # the claim was released
+    await session.add_label("only a label")
+    with pytest.raises(ConfigError, match="nothing to compact"):
+        await session.compact()
+    assert [e["kind"] for e in await session.entries()] == ["label"]

@@ -86,6 +86,9 @@ async def compact_branch(
     run: RunContext, options: CompactionOptions, *, trigger: str
 ) -> SessionEntry:
     """Run the strategy on the current branch and append one compaction entry."""
+    if not any(entry["kind"] == "message" for entry in run.branch.entries):
+        # Nothing to summarize: the entry would be an empty summary (issue 11).
+        raise ConfigError("nothing to compact: the session's branch has no messages")
     run.emit({"type": "compaction_started", "trigger": trigger})
     context = CompactionContext(
         session_id=run.session_id,
