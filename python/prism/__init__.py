@@ -1,205 +1,397 @@
 """Prism: an agent harness with a Rust core for its hot paths.
 
 The public API is re-exported here; each capability lives in its own module.
+Names load on first use (PEP 562), so ``import prism`` costs almost nothing and
+a command that needs only part of the package never imports the rest.
 """
 
-from prism import contracts
-from prism._native import (
-    digest_value,
-    estimate_entry_tokens,
-    estimate_message_tokens,
-    estimate_text_tokens,
-    estimate_value_tokens,
-    json_length,
-    sha256_hex,
-)
-from prism.assembly import (
-    ContextProvider,
-    DefaultInputBuilder,
-    DefaultPromptBuilder,
-    MessageGroups,
-    Skill,
-    SystemPromptLayer,
-    assemble_provider_input,
-    build_message_groups,
-    compose_messages,
-    compose_system_prompt,
-    create_default_input_builder,
-    create_default_prompt_builder,
-    render_prompt_template,
-    resolve_context_providers,
-)
-from prism.attention import (
-    AttentionBudgetError,
-    AttentionCompiler,
-    AttentionCompilerOptions,
-    AttentionReport,
-    AttentionStickyFrontier,
-    compile_attention,
-    create_attention_compiler,
-    create_attention_sticky_frontier,
-    create_attention_truncation_trigger,
-    is_attention_budget_error,
-    resolve_input_cap,
-)
-from prism.branching import (
-    SessionContext,
-    branch_entries,
-    labels,
-    list_leaves,
-    rebuild_session_context,
-)
-from prism.compaction import (
-    CompactionContext,
-    CompactionOptions,
-    CompactionResult,
-    CompactionStrategy,
-    ShouldCompactContext,
-    assert_compaction_trigger,
-    create_default_compaction_strategy,
-    is_compaction_entry_data,
-    resolve_should_compact,
-)
-from prism.config import (
-    ConfigFile,
-    ConfigLayer,
-    PackageManifest,
-    SettingsProvider,
-    create_settings_provider,
-    default_user_config_path,
-    load_config_files,
-    merge_config_layers,
-    read_config_file,
-    validate_package_manifest,
-)
-from prism.errors import (
-    CommandError,
-    ConfigError,
-    ConfigFileError,
-    CredentialError,
-    DuplicateContributionError,
-    DuplicateEntryError,
-    ExtensionError,
-    ManifestError,
-    MaxToolRoundsError,
-    NoActiveRunError,
-    PermissionDeniedError,
-    PrismError,
-    ProviderError,
-    RegistryClosedError,
-    ResourceError,
-    RunAbortedError,
-    SessionBusyError,
-    SettingsError,
-    StoreError,
-    UnknownNameError,
-)
-from prism.extensions import (
-    CommandDefinition,
-    Extension,
-    ExtensionAPI,
-    ExtensionKernel,
-    LoadReport,
-    create_extension_kernel,
-    define_command,
-    define_extension,
-    execute_command,
-)
-from prism.middleware import MiddlewareRegistry, create_middleware_registry
-from prism.providers import (
-    AIProvider,
-    MockProvider,
-    ProviderRegistry,
-    create_mock_provider,
-    create_provider_registry,
-    provider_done,
-    provider_error,
-    provider_text_delta,
-    provider_thinking_delta,
-    provider_tool_call,
-    provider_tool_call_delta,
-    provider_usage,
-)
-from prism.providers.openai_compatible import (
-    CachePolicy,
-    OpenAICompatibleProvider,
-    RequestPolicy,
-    create_openai_compatible_provider,
-)
-from prism.providers.packages import (
-    PROVIDER_PRESETS,
-    ProviderPackage,
-    get_provider_preset,
-)
-from prism.registries import (
-    ContributionRegistries,
-    ContributionRegistry,
-    create_contribution_registries,
-)
-from prism.resources import (
-    ResourceLoader,
-    load_json_resource,
-    load_manifest_resource,
-    load_text_resource,
-)
-from prism.retry import (
-    RetryContext,
-    RetryDecision,
-    RetryOptions,
-    RetryPolicy,
-    create_default_retry_policy,
-    is_transient_error_info,
-    wait_for_retry,
-)
-from prism.runtime import (
-    AGENT_EVENT_TYPES,
-    Agent,
-    AgentConfig,
-    AgentSession,
-    RunResult,
-    create_agent,
-)
-from prism.security.credentials import (
-    OAuthToken,
-    ResolvedCredential,
-    callable_credential,
-    create_credential_chain,
-    create_oauth_credential,
-    env_credential,
-    explicit_credential,
-    resolve_credential,
-)
-from prism.security.permissions import (
-    PermissionDecision,
-    PermissionPolicy,
-    PermissionRequest,
-    check_permission,
-    create_allowlist_policy,
-    create_deny_all_policy,
-)
-from prism.security.redaction import create_redactor
-from prism.stores import (
-    JsonlSessionStore,
-    MemorySessionStore,
-    SessionStore,
-    SqliteSessionStore,
-    create_jsonl_session_store,
-    create_memory_session_store,
-    create_sqlite_session_store,
-    read_jsonl_session_entries,
-)
-from prism.tools import (
-    ToolContext,
-    ToolDefinition,
-    ToolRegistry,
-    create_tool_registry,
-    define_tool,
-    dispatch_tool_call,
-    run_tool_calls,
-    tool,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# name -> the module that defines it; ``__getattr__`` imports on first use.
+_EXPORTS: dict[str, str] = {
+    "digest_value": "prism._native",
+    "estimate_entry_tokens": "prism._native",
+    "estimate_message_tokens": "prism._native",
+    "estimate_text_tokens": "prism._native",
+    "estimate_value_tokens": "prism._native",
+    "json_length": "prism._native",
+    "sha256_hex": "prism._native",
+    "ContextProvider": "prism.assembly",
+    "DefaultInputBuilder": "prism.assembly",
+    "DefaultPromptBuilder": "prism.assembly",
+    "MessageGroups": "prism.assembly",
+    "Skill": "prism.assembly",
+    "SystemPromptLayer": "prism.assembly",
+    "assemble_provider_input": "prism.assembly",
+    "build_message_groups": "prism.assembly",
+    "compose_messages": "prism.assembly",
+    "compose_system_prompt": "prism.assembly",
+    "create_default_input_builder": "prism.assembly",
+    "create_default_prompt_builder": "prism.assembly",
+    "render_prompt_template": "prism.assembly",
+    "resolve_context_providers": "prism.assembly",
+    "AttentionBudgetError": "prism.attention",
+    "AttentionCompiler": "prism.attention",
+    "AttentionCompilerOptions": "prism.attention",
+    "AttentionReport": "prism.attention",
+    "AttentionStickyFrontier": "prism.attention",
+    "compile_attention": "prism.attention",
+    "create_attention_compiler": "prism.attention",
+    "create_attention_sticky_frontier": "prism.attention",
+    "create_attention_truncation_trigger": "prism.attention",
+    "is_attention_budget_error": "prism.attention",
+    "resolve_input_cap": "prism.attention",
+    "SessionContext": "prism.branching",
+    "branch_entries": "prism.branching",
+    "labels": "prism.branching",
+    "list_leaves": "prism.branching",
+    "rebuild_session_context": "prism.branching",
+    "CompactionContext": "prism.compaction",
+    "CompactionOptions": "prism.compaction",
+    "CompactionResult": "prism.compaction",
+    "CompactionStrategy": "prism.compaction",
+    "ShouldCompactContext": "prism.compaction",
+    "assert_compaction_trigger": "prism.compaction",
+    "create_default_compaction_strategy": "prism.compaction",
+    "is_compaction_entry_data": "prism.compaction",
+    "resolve_should_compact": "prism.compaction",
+    "ConfigFile": "prism.config",
+    "ConfigLayer": "prism.config",
+    "PackageManifest": "prism.config",
+    "SettingsProvider": "prism.config",
+    "create_settings_provider": "prism.config",
+    "default_user_config_path": "prism.config",
+    "load_config_files": "prism.config",
+    "merge_config_layers": "prism.config",
+    "read_config_file": "prism.config",
+    "validate_package_manifest": "prism.config",
+    "CommandError": "prism.errors",
+    "ConfigError": "prism.errors",
+    "ConfigFileError": "prism.errors",
+    "CredentialError": "prism.errors",
+    "DuplicateContributionError": "prism.errors",
+    "DuplicateEntryError": "prism.errors",
+    "ExtensionError": "prism.errors",
+    "ManifestError": "prism.errors",
+    "MaxToolRoundsError": "prism.errors",
+    "NoActiveRunError": "prism.errors",
+    "PermissionDeniedError": "prism.errors",
+    "PrismError": "prism.errors",
+    "ProviderError": "prism.errors",
+    "RegistryClosedError": "prism.errors",
+    "ResourceError": "prism.errors",
+    "RunAbortedError": "prism.errors",
+    "SessionBusyError": "prism.errors",
+    "SettingsError": "prism.errors",
+    "StoreError": "prism.errors",
+    "UnknownNameError": "prism.errors",
+    "CommandDefinition": "prism.extensions",
+    "Extension": "prism.extensions",
+    "ExtensionAPI": "prism.extensions",
+    "ExtensionKernel": "prism.extensions",
+    "LoadReport": "prism.extensions",
+    "create_extension_kernel": "prism.extensions",
+    "define_command": "prism.extensions",
+    "define_extension": "prism.extensions",
+    "execute_command": "prism.extensions",
+    "MiddlewareRegistry": "prism.middleware",
+    "create_middleware_registry": "prism.middleware",
+    "AIProvider": "prism.providers",
+    "MockProvider": "prism.providers",
+    "ProviderRegistry": "prism.providers",
+    "create_mock_provider": "prism.providers",
+    "create_provider_registry": "prism.providers",
+    "provider_done": "prism.providers",
+    "provider_error": "prism.providers",
+    "provider_text_delta": "prism.providers",
+    "provider_thinking_delta": "prism.providers",
+    "provider_tool_call": "prism.providers",
+    "provider_tool_call_delta": "prism.providers",
+    "provider_usage": "prism.providers",
+    "CachePolicy": "prism.providers.openai_compatible",
+    "OpenAICompatibleProvider": "prism.providers.openai_compatible",
+    "RequestPolicy": "prism.providers.openai_compatible",
+    "create_openai_compatible_provider": "prism.providers.openai_compatible",
+    "PROVIDER_PRESETS": "prism.providers.packages",
+    "ProviderPackage": "prism.providers.packages",
+    "get_provider_preset": "prism.providers.packages",
+    "ContributionRegistries": "prism.registries",
+    "ContributionRegistry": "prism.registries",
+    "create_contribution_registries": "prism.registries",
+    "ResourceLoader": "prism.resources",
+    "load_json_resource": "prism.resources",
+    "load_manifest_resource": "prism.resources",
+    "load_text_resource": "prism.resources",
+    "RetryContext": "prism.retry",
+    "RetryDecision": "prism.retry",
+    "RetryOptions": "prism.retry",
+    "RetryPolicy": "prism.retry",
+    "create_default_retry_policy": "prism.retry",
+    "is_transient_error_info": "prism.retry",
+    "wait_for_retry": "prism.retry",
+    "AGENT_EVENT_TYPES": "prism.runtime",
+    "Agent": "prism.runtime",
+    "AgentConfig": "prism.runtime",
+    "AgentSession": "prism.runtime",
+    "RunResult": "prism.runtime",
+    "create_agent": "prism.runtime",
+    "OAuthToken": "prism.security.credentials",
+    "ResolvedCredential": "prism.security.credentials",
+    "callable_credential": "prism.security.credentials",
+    "create_credential_chain": "prism.security.credentials",
+    "create_oauth_credential": "prism.security.credentials",
+    "env_credential": "prism.security.credentials",
+    "explicit_credential": "prism.security.credentials",
+    "resolve_credential": "prism.security.credentials",
+    "PermissionDecision": "prism.security.permissions",
+    "PermissionPolicy": "prism.security.permissions",
+    "PermissionRequest": "prism.security.permissions",
+    "check_permission": "prism.security.permissions",
+    "create_allowlist_policy": "prism.security.permissions",
+    "create_deny_all_policy": "prism.security.permissions",
+    "create_redactor": "prism.security.redaction",
+    "JsonlSessionStore": "prism.stores",
+    "MemorySessionStore": "prism.stores",
+    "SessionStore": "prism.stores",
+    "SqliteSessionStore": "prism.stores",
+    "create_jsonl_session_store": "prism.stores",
+    "create_memory_session_store": "prism.stores",
+    "create_sqlite_session_store": "prism.stores",
+    "read_jsonl_session_entries": "prism.stores",
+    "ToolContext": "prism.tools",
+    "ToolDefinition": "prism.tools",
+    "ToolRegistry": "prism.tools",
+    "create_tool_registry": "prism.tools",
+    "define_tool": "prism.tools",
+    "dispatch_tool_call": "prism.tools",
+    "run_tool_calls": "prism.tools",
+    "tool": "prism.tools",
+}
+_SUBMODULES = frozenset({"contracts"})
+
+if TYPE_CHECKING:
+    from prism import contracts
+    from prism._native import (
+        digest_value,
+        estimate_entry_tokens,
+        estimate_message_tokens,
+        estimate_text_tokens,
+        estimate_value_tokens,
+        json_length,
+        sha256_hex,
+    )
+    from prism.assembly import (
+        ContextProvider,
+        DefaultInputBuilder,
+        DefaultPromptBuilder,
+        MessageGroups,
+        Skill,
+        SystemPromptLayer,
+        assemble_provider_input,
+        build_message_groups,
+        compose_messages,
+        compose_system_prompt,
+        create_default_input_builder,
+        create_default_prompt_builder,
+        render_prompt_template,
+        resolve_context_providers,
+    )
+    from prism.attention import (
+        AttentionBudgetError,
+        AttentionCompiler,
+        AttentionCompilerOptions,
+        AttentionReport,
+        AttentionStickyFrontier,
+        compile_attention,
+        create_attention_compiler,
+        create_attention_sticky_frontier,
+        create_attention_truncation_trigger,
+        is_attention_budget_error,
+        resolve_input_cap,
+    )
+    from prism.branching import (
+        SessionContext,
+        branch_entries,
+        labels,
+        list_leaves,
+        rebuild_session_context,
+    )
+    from prism.compaction import (
+        CompactionContext,
+        CompactionOptions,
+        CompactionResult,
+        CompactionStrategy,
+        ShouldCompactContext,
+        assert_compaction_trigger,
+        create_default_compaction_strategy,
+        is_compaction_entry_data,
+        resolve_should_compact,
+    )
+    from prism.config import (
+        ConfigFile,
+        ConfigLayer,
+        PackageManifest,
+        SettingsProvider,
+        create_settings_provider,
+        default_user_config_path,
+        load_config_files,
+        merge_config_layers,
+        read_config_file,
+        validate_package_manifest,
+    )
+    from prism.errors import (
+        CommandError,
+        ConfigError,
+        ConfigFileError,
+        CredentialError,
+        DuplicateContributionError,
+        DuplicateEntryError,
+        ExtensionError,
+        ManifestError,
+        MaxToolRoundsError,
+        NoActiveRunError,
+        PermissionDeniedError,
+        PrismError,
+        ProviderError,
+        RegistryClosedError,
+        ResourceError,
+        RunAbortedError,
+        SessionBusyError,
+        SettingsError,
+        StoreError,
+        UnknownNameError,
+    )
+    from prism.extensions import (
+        CommandDefinition,
+        Extension,
+        ExtensionAPI,
+        ExtensionKernel,
+        LoadReport,
+        create_extension_kernel,
+        define_command,
+        define_extension,
+        execute_command,
+    )
+    from prism.middleware import (
+        MiddlewareRegistry,
+        create_middleware_registry,
+    )
+    from prism.providers import (
+        AIProvider,
+        MockProvider,
+        ProviderRegistry,
+        create_mock_provider,
+        create_provider_registry,
+        provider_done,
+        provider_error,
+        provider_text_delta,
+        provider_thinking_delta,
+        provider_tool_call,
+        provider_tool_call_delta,
+        provider_usage,
+    )
+    from prism.providers.openai_compatible import (
+        CachePolicy,
+        OpenAICompatibleProvider,
+        RequestPolicy,
+        create_openai_compatible_provider,
+    )
+    from prism.providers.packages import (
+        PROVIDER_PRESETS,
+        ProviderPackage,
+        get_provider_preset,
+    )
+    from prism.registries import (
+        ContributionRegistries,
+        ContributionRegistry,
+        create_contribution_registries,
+    )
+    from prism.resources import (
+        ResourceLoader,
+        load_json_resource,
+        load_manifest_resource,
+        load_text_resource,
+    )
+    from prism.retry import (
+        RetryContext,
+        RetryDecision,
+        RetryOptions,
+        RetryPolicy,
+        create_default_retry_policy,
+        is_transient_error_info,
+        wait_for_retry,
+    )
+    from prism.runtime import (
+        AGENT_EVENT_TYPES,
+        Agent,
+        AgentConfig,
+        AgentSession,
+        RunResult,
+        create_agent,
+    )
+    from prism.security.credentials import (
+        OAuthToken,
+        ResolvedCredential,
+        callable_credential,
+        create_credential_chain,
+        create_oauth_credential,
+        env_credential,
+        explicit_credential,
+        resolve_credential,
+    )
+    from prism.security.permissions import (
+        PermissionDecision,
+        PermissionPolicy,
+        PermissionRequest,
+        check_permission,
+        create_allowlist_policy,
+        create_deny_all_policy,
+    )
+    from prism.security.redaction import (
+        create_redactor,
+    )
+    from prism.stores import (
+        JsonlSessionStore,
+        MemorySessionStore,
+        SessionStore,
+        SqliteSessionStore,
+        create_jsonl_session_store,
+        create_memory_session_store,
+        create_sqlite_session_store,
+        read_jsonl_session_entries,
+    )
+    from prism.tools import (
+        ToolContext,
+        ToolDefinition,
+        ToolRegistry,
+        create_tool_registry,
+        define_tool,
+        dispatch_tool_call,
+        run_tool_calls,
+        tool,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"prism.{name}")
+    else:
+        raise AttributeError(f"module 'prism' has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "AGENT_EVENT_TYPES",

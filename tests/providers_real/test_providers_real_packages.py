@@ -15,6 +15,7 @@ from prism.providers.packages import (
     OPENAI_PACKAGE,
     PROVIDER_PRESETS,
     create_kimi_provider,
+    create_neuralwatt_provider,
     create_openai_provider,
     create_opencode_go_provider,
     create_openrouter_provider,
@@ -32,6 +33,7 @@ FACTORIES = {
     "zai": create_zai_provider,
     "kimi": create_kimi_provider,
     "opencode-go": create_opencode_go_provider,
+    "neuralwatt": create_neuralwatt_provider,
 }
 OK = sse_lines([chunk(content="ok", finish="stop")])
 
@@ -58,7 +60,14 @@ def _thinking_request(provider: str, model: str) -> dict[str, Any]:
 
 
 def test_the_preset_names_the_cli_accepts() -> None:
-    assert sorted(PROVIDER_PRESETS) == ["kimi", "openai", "opencode-go", "openrouter", "zai"]
+    assert sorted(PROVIDER_PRESETS) == [
+        "kimi",
+        "neuralwatt",
+        "openai",
+        "opencode-go",
+        "openrouter",
+        "zai",
+    ]
     assert set(FACTORIES) == set(PROVIDER_PRESETS)
 
 
@@ -78,7 +87,7 @@ def test_model_metadata_is_complete(name: str) -> None:
 
 def test_unknown_names() -> None:
     with pytest.raises(
-        UnknownNameError, match="unknown provider preset 'acme'; known: kimi, openai"
+        UnknownNameError, match="unknown provider preset 'acme'; known: kimi, neuralwatt, openai"
     ):
         get_provider_preset("acme")
     with pytest.raises(UnknownNameError, match="unknown model 'gpt-0' for provider 'openai'"):
@@ -153,6 +162,7 @@ async def test_kimi_falls_back_to_its_second_env_name_and_explicit_key_wins() ->
         ("zai", "reasoning_content"),
         ("kimi", "reasoning_content"),
         ("opencode-go", "reasoning_content"),
+        ("neuralwatt", "reasoning_content"),
     ],
 )
 async def test_presets_that_take_reasoning_back_send_thinking(name: str, field: str) -> None:

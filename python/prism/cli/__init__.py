@@ -11,9 +11,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-import typer
-import typer.main
-
 from prism.cli.options import CliOptions, UsageProblem
 
 USAGE_EXIT_CODE = 2
@@ -29,28 +26,31 @@ def _usage_error(message: str) -> int:
     return USAGE_EXIT_CODE
 
 
+_SUBCOMMANDS = {
+    "bench": ("prism.cli.bench", "bench_main"),
+    "init": ("prism.cli.init", "init_main"),
+    "providers": ("prism.cli.provider_config", "providers_main"),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["bench"]:
-        from prism.cli.bench import bench_main
-
-        return bench_main(args[1:])
-    from prism.cli.app import app
-
-    command = typer.main.get_command(app)
     try:
-        result = command.main(args=args, prog_name="prism", standalone_mode=False)
+        subcommand = _SUBCOMMANDS.get(args[0]) if args else None
+        if subcommand is not None:
+            import importlib
+
+            module, function = subcommand
+            entry = getattr(importlib.import_module(module), function)
+            return int(entry(args[1:]))
+        from prism.cli.app import run
+
+        return run(args)
     except UsageProblem as problem:
         return _usage_error(str(problem))
-    except typer.Abort:
+    except KeyboardInterrupt:
         sys.stderr.write("prism: error: aborted\n")
-        return 1
-    except typer.TyperException as exc:
-        code = getattr(exc, "exit_code", 1)
-        if code == USAGE_EXIT_CODE:
-            return _usage_error(exc.format_message())
-        sys.stderr.write(f"prism: error: {_one_line(exc.format_message())}\n")
-        return int(code)
+        return 130
     except Exception as exc:
         # A bug, not a usage problem: still one line unless PRISM_DEBUG asks
         # for the traceback.
@@ -58,8 +58,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         sys.stderr.write(f"prism: internal error: {_one_line(f'{type(exc).__name__}: {exc}')}\n")
         return 1
-    # standalone_mode=False returns the Exit code (or None after --help).
-    return int(result) if isinstance(result, int) else 0
 
 
 __all__ = ["CliOptions", "UsageProblem", "main"]

@@ -1,119 +1,132 @@
-"""The typer app behind ``prism``: flags in, a validated CliOptions out,
-then one mode runs. Rich help/pretty tracebacks are off so every usage error
-is one plain stderr line."""
+"""The flags of ``prism``: argv in, a validated CliOptions out, then one mode
+runs.
+
+Parsing uses the standard library's argparse rather than typer: typer's
+import alone (it coerces through pydantic) cost more than the whole 120 ms
+budget of ``prism -p hi`` (docs/performance.md, "A fast command"). argparse's
+own error exits are turned into ``UsageProblem`` so every usage error stays
+one plain stderr line with exit code 2.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
 
 from prism.cli.options import MAX_MOCK_DELAY_MS, UsageProblem, build_options
-from prism.cli.providers import known_provider_names
 
-app = typer.Typer(
-    add_completion=False,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["--help", "-h"]},
+DESCRIPTION = (
+    "Run a Prism agent session from the terminal. print mode writes the "
+    "assistant's text, json mode one event envelope per line, rpc mode "
+    "speaks LF-delimited JSON on stdin/stdout. See docs/cli.md."
+)
+EPILOG = (
+    "Also: prism init DIR [--template NAME] (a starter project), "
+    "prism providers add|list (configured providers), "
+    "prism bench attention [--runs N] [--seed N] [--out DIR] (source checkout)."
 )
 
 
-@app.command(
-    help=(
-        "Run a Prism agent session from the terminal. print mode writes the "
-        "assistant's text, json mode one event envelope per line, rpc mode "
-        "speaks LF-delimited JSON on stdin/stdout. See docs/cli.md."
-    ),
-    epilog="Also: prism bench attention [--runs N] [--seed N] [--out DIR] (source checkout).",
-)
-def run(
-    prompt: Annotated[
-        str | None,
-        typer.Option("-p", "--prompt", metavar="TEXT", help="Prompt for print/json modes."),
-    ] = None,
-    mode: Annotated[
-        str, typer.Option("--mode", metavar="print|json|rpc", help="print, json or rpc.")
-    ] = "print",
-    provider: Annotated[
-        str | None,
-        typer.Option("--provider", metavar="NAME", help="mock (default) or a provider preset."),
-    ] = None,
-    model: Annotated[
-        str | None, typer.Option("--model", metavar="NAME", help="Model name.")
-    ] = None,
-    session: Annotated[
-        str | None,
-        typer.Option(
-            "--session", metavar="ID", help="Session id; persisted to the JSONL session file."
-        ),
-    ] = None,
-    config: Annotated[
-        str | None,
-        typer.Option(
-            "--config", metavar="PATH", help="JSON config file to read (only when given)."
-        ),
-    ] = None,
-    resource: Annotated[
-        list[str] | None,
-        typer.Option("--resource", metavar="URI", help="Resource URI (recorded, not loaded)."),
-    ] = None,
-    extension: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--extension", metavar="NAME", help="Extension name (recorded, not imported)."
-        ),
-    ] = None,
-    tool: Annotated[
-        list[str] | None,
-        typer.Option("--tool", metavar="NAME", help="Tool name (recorded, not enabled)."),
-    ] = None,
-    system: Annotated[
-        str | None, typer.Option("--system", metavar="TEXT", help="System instructions.")
-    ] = None,
-    context: Annotated[
-        str | None,
-        typer.Option("--context", metavar="TEXT", help="Context text added to each request."),
-    ] = None,
-    compact: Annotated[
-        int | None,
-        typer.Option(
-            "--compact", metavar="N", help="Auto-compact once the session has this many entries."
-        ),
-    ] = None,
-    max_tool_rounds: Annotated[
-        int | None,
-        typer.Option("--max-tool-rounds", metavar="N", help="Maximum tool rounds per run."),
-    ] = None,
-    mock_delay_ms: Annotated[
-        int | None,
-        typer.Option(
-            "--mock-delay-ms",
-            metavar="MS",
-            help=f"Milliseconds between mock reply deltas (0-{MAX_MOCK_DELAY_MS}).",
-        ),
-    ] = None,
-) -> None:
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageProblem(_translate(message))
+
+
+_MISSING_VALUE = re.compile(r"argument ([^:]+): expected one argument")
+_UNKNOWN = re.compile(r"unrecognized arguments: (.*)")
+
+
+def _translate(message: str) -> str:
+    """argparse's wording -> the CLI's (which the tests and docs pin)."""
+    if match := _MISSING_VALUE.fullmatch(message):
+        return f"option {match.group(1)} requires an argument"
+    if match := _UNKNOWN.fullmatch(message):
+        extra = match.group(1).split()
+        first = extra[0]
+        if first.startswith("-"):
+            return f"No such option: {first}"
+        return f"unexpected extra argument ({' '.join(extra)})"
+    return message
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
+        prog="prism",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        allow_abbrev=False,
+        add_help=False,
+    )
+    add = parser.add_argument
+    add("-h", "--help", action="store_true", help="Show this message and exit.")
+    add("-p", "--prompt", metavar="TEXT", help="Prompt for print/json modes.")
+    add("--mode", metavar="print|json|rpc", default="print", help="print, json or rpc.")
+    add("--provider", metavar="NAME", help="mock (default), a preset or a configured provider.")
+    add("--model", metavar="NAME", help="Model name.")
+    add("--session", metavar="ID", help="Session id; persisted to the JSONL session file.")
+    add("--config", metavar="PATH", help="JSON config file to read (only when given).")
+    add("--resource", metavar="URI", action="append", help="Resource URI (recorded, not loaded).")
+    add(
+        "--extension",
+        metavar="NAME",
+        action="append",
+        help="Extension name (recorded, not imported).",
+    )
+    add("--tool", metavar="NAME", action="append", help="Tool name (recorded, not enabled).")
+    add("--system", metavar="TEXT", help="System instructions.")
+    add("--context", metavar="TEXT", help="Context text added to each request.")
+    add(
+        "--compact",
+        metavar="N",
+        type=int,
+        help="Auto-compact once the session has this many entries.",
+    )
+    add("--max-tool-rounds", metavar="N", type=int, help="Maximum tool rounds per run.")
+    add(
+        "--mock-delay-ms",
+        metavar="MS",
+        type=int,
+        help=f"Milliseconds between mock reply deltas (0-{MAX_MOCK_DELAY_MS}).",
+    )
+    return parser
+
+
+def _known_providers() -> tuple[str, ...]:
+    from prism.cli.providers import known_provider_names
+
+    return known_provider_names()
+
+
+def run(args: Sequence[str]) -> int:
+    """Parse ``args`` and run the selected mode; the process exit code."""
+    parser = _parser()
+    parsed = parser.parse_args(list(args))
+    if parsed.help:
+        sys.stdout.write(parser.format_help())
+        return 0
     options = build_options(
-        mode=mode,
-        prompt=prompt,
-        provider=provider,
-        model=model,
-        session=session,
-        config=config,
-        resources=resource,
-        extensions=extension,
-        tools=tool,
-        system=system,
-        context=context,
-        compact=compact,
-        max_tool_rounds=max_tool_rounds,
-        mock_delay_ms=mock_delay_ms,
-        known_providers=known_provider_names(),
+        mode=parsed.mode,
+        prompt=parsed.prompt,
+        provider=parsed.provider,
+        model=parsed.model,
+        session=parsed.session,
+        config=parsed.config,
+        resources=parsed.resource,
+        extensions=parsed.extension,
+        tools=parsed.tool,
+        system=parsed.system,
+        context=parsed.context,
+        compact=parsed.compact,
+        max_tool_rounds=parsed.max_tool_rounds,
+        mock_delay_ms=parsed.mock_delay_ms,
+        known_providers=_known_providers,
     )
     from prism.cli.modes import run_mode
 
-    raise typer.Exit(run_mode(options))
+    return run_mode(options)
 
 
-__all__ = ["UsageProblem", "app"]
+__all__ = ["UsageProblem", "run"]

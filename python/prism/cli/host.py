@@ -66,9 +66,17 @@ class CliHost:
             context_providers=(StaticContext(options.context),) if options.context else (),
             store=store,
         )
-        self.commands: ContributionRegistry[CommandDefinition] = ContributionRegistry("command")
-        for command in builtin_commands():
-            self.commands.register(command.name, command)
+        self._commands: ContributionRegistry[CommandDefinition] | None = None
+
+    @property
+    def commands(self) -> ContributionRegistry[CommandDefinition]:
+        """Built on first use: only rpc mode runs commands, and compiling
+        their schemas imports jsonschema, which print/json runs never need."""
+        if self._commands is None:
+            self._commands = ContributionRegistry("command")
+            for command in builtin_commands():
+                self._commands.register(command.name, command)
+        return self._commands
 
     def create_session(self, session_id: str | None = None) -> AgentSession:
         return self.agent.create_session(

@@ -20,6 +20,7 @@ from prism.providers.packages.base import (
     with_overrides,
 )
 from prism.providers.packages.kimi import KIMI_PACKAGE, create_kimi_provider
+from prism.providers.packages.neuralwatt import NEURALWATT_PACKAGE, create_neuralwatt_provider
 from prism.providers.packages.openai import OPENAI_PACKAGE, create_openai_provider
 from prism.providers.packages.opencode_go import OPENCODE_GO_PACKAGE, create_opencode_go_provider
 from prism.providers.packages.openrouter import OPENROUTER_PACKAGE, create_openrouter_provider
@@ -34,6 +35,7 @@ PROVIDER_PRESETS: MappingProxyType[str, ProviderPackage] = MappingProxyType(
             ZAI_PACKAGE,
             KIMI_PACKAGE,
             OPENCODE_GO_PACKAGE,
+            NEURALWATT_PACKAGE,
         )
     }
 )
@@ -51,6 +53,7 @@ def get_provider_preset(name: str) -> ProviderPackage:
 
 __all__ = [
     "KIMI_PACKAGE",
+    "NEURALWATT_PACKAGE",
     "OPENAI_PACKAGE",
     "OPENCODE_GO_PACKAGE",
     "OPENROUTER_PACKAGE",
@@ -59,6 +62,7 @@ __all__ = [
     "AuthDescriptor",
     "ProviderPackage",
     "create_kimi_provider",
+    "create_neuralwatt_provider",
     "create_openai_provider",
     "create_opencode_go_provider",
     "create_openrouter_provider",
