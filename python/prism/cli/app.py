@@ -23,11 +23,7 @@ DESCRIPTION = (
     "assistant's text, json mode one event envelope per line, rpc mode "
     "speaks LF-delimited JSON on stdin/stdout. See docs/cli.md."
 )
-EPILOG = (
-    "Also: prism init DIR [--template NAME] (a starter project), "
-    "prism providers add|list (configured providers), "
-    "prism bench attention [--runs N] [--seed N] [--out DIR] (source checkout)."
-)
+EPILOG = "Also: prism bench attention [--runs N] [--seed N] [--out DIR] (source checkout)."
 
 
 class _Parser(argparse.ArgumentParser):
