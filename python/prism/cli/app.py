@@ -23,7 +23,11 @@ DESCRIPTION = (
     "assistant's text, json mode one event envelope per line, rpc mode "
     "speaks LF-delimited JSON on stdin/stdout. See docs/cli.md."
 )
-EPILOG = "Also: prism bench attention [--runs N] [--seed N] [--out DIR] (source checkout)."
+EPILOG = (
+    "Also: prism init DIR [--template NAME] (a starter project), "
+    "prism providers add|list (configured providers), "
+    "prism bench attention [--runs N] [--seed N] [--out DIR] (source checkout)."
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,6 +91,16 @@ def _parser() -> _Parser:
         type=int,
         help=f"Milliseconds between mock reply deltas (0-{MAX_MOCK_DELAY_MS}).",
     )
+    add(
+        "--base-url",
+        metavar="URL",
+        help="Endpoint of an OpenAI-compatible server (overrides the preset's).",
+    )
+    add(
+        "--api-key-env",
+        metavar="NAME",
+        help="Environment variable that holds the API key (overrides the preset's).",
+    )
     return parser
 
 
@@ -119,6 +133,8 @@ def run(args: Sequence[str]) -> int:
         max_tool_rounds=parsed.max_tool_rounds,
         mock_delay_ms=parsed.mock_delay_ms,
         known_providers=_known_providers,
+        base_url=parsed.base_url,
+        api_key_env=parsed.api_key_env,
     )
     from prism.cli.modes import run_mode
 

@@ -40,6 +40,8 @@ class CliOptions:
     compact: int | None = None
     max_tool_rounds: int | None = None
     mock_delay_ms: int = 0
+    base_url: str | None = None
+    api_key_env: str | None = None
 
     def recorded(self) -> dict[str, Any]:
         """The flags the CLI records but never loads (see docs/cli.md)."""
@@ -77,6 +79,8 @@ _CONFIG_KEYS: dict[str, tuple[type, str]] = {
     "context": (str, "string"),
     "maxToolRounds": (int, "integer"),
     "compact": (int, "integer"),
+    "baseUrl": (str, "string"),
+    "apiKeyEnv": (str, "string"),
 }
 
 
@@ -117,6 +121,8 @@ def build_options(
     max_tool_rounds: int | None,
     mock_delay_ms: int | None,
     known_providers: Callable[[], tuple[str, ...]],
+    base_url: str | None = None,
+    api_key_env: str | None = None,
 ) -> CliOptions:
     """``known_providers`` is called only for a provider other than ``mock``:
     listing the presets imports the HTTP adapter, which a mock run never needs."""
@@ -143,6 +149,10 @@ def build_options(
             max_tool_rounds = _config_value(config_data, "maxToolRounds", config)
         if compact is None:
             compact = _config_value(config_data, "compact", config)
+        if base_url is None:
+            base_url = _config_value(config_data, "baseUrl", config)
+        if api_key_env is None:
+            api_key_env = _config_value(config_data, "apiKeyEnv", config)
 
     provider = provider if provider is not None else "mock"
     if provider != "mock" and provider not in (names := known_providers()):
@@ -161,6 +171,14 @@ def build_options(
         if not 0 <= mock_delay_ms <= MAX_MOCK_DELAY_MS:
             raise UsageProblem(f"--mock-delay-ms must be between 0 and {MAX_MOCK_DELAY_MS}")
 
+    if base_url is not None or api_key_env is not None:
+        from prism.cli.provider_config import check_api_key_env, check_base_url
+
+        if provider == "mock":
+            raise UsageProblem("--base-url and --api-key-env apply to a real provider, not mock")
+        base_url = check_base_url(base_url) if base_url is not None else None
+        api_key_env = check_api_key_env(api_key_env) if api_key_env is not None else None
+
     return CliOptions(
         mode=mode,
         prompt=prompt,
@@ -177,6 +195,8 @@ def build_options(
         compact=compact,
         max_tool_rounds=max_tool_rounds,
         mock_delay_ms=mock_delay_ms or 0,
+        base_url=base_url,
+        api_key_env=api_key_env,
     )
 
 

@@ -58,18 +58,28 @@ def create_cli_provider(
     package = _presets().get(options.provider)
     if package is None:  # build_options already checked; keep the error explicit
         raise UsageProblem(f"--provider {options.provider!r} is unknown")
+    from prism.cli.provider_config import check_base_url, configured_provider
     from prism.providers.packages import create_preset_provider
     from prism.security.redaction import redactable_credentials
 
-    env_vars: tuple[str, ...] = tuple(package.auth.env_vars)
+    # Precedence: flags (and --config) > the `prism providers add` entry >
+    # OPENAI_BASE_URL for the openai preset (as the official SDK reads it) >
+    # the preset's own values.
+    entry = configured_provider(options.provider, env) or {}
+    key_env = options.api_key_env or entry.get("apiKeyEnv")
+    env_vars: tuple[str, ...] = (key_env,) if key_env else tuple(package.auth.env_vars)
     api_key = next((env[name] for name in env_vars if env.get(name)), None)
     if api_key is None and package.auth.required:
         raise UsageProblem(
             f"--provider {options.provider} needs an API key in the environment variable "
             + " or ".join(env_vars)
         )
-    provider = create_preset_provider(package, api_key)
-    model = package.model_or_custom(options.model) if options.model else package.model(None)
+    base_url = options.base_url or entry.get("baseUrl")
+    if base_url is None and options.provider == "openai" and env.get("OPENAI_BASE_URL"):
+        base_url = check_base_url(env["OPENAI_BASE_URL"])
+    provider = create_preset_provider(package, api_key, base_url=base_url)
+    wanted = options.model or entry.get("model")
+    model = package.model_or_custom(wanted) if wanted else package.model(None)
     # A placeholder key too short to redact (local servers take "x") is used
     # but kept out of the agent's secrets; the provider already warned once.
     secrets = redactable_credentials((api_key,), origin=f"provider {provider.name!r}")
