@@ -37,7 +37,7 @@ def test_generated_files(prism_run: Any, tmp_path: Path, template: str, provider
     assert "{{" not in env_example
     for line in env_example.splitlines():
         if line and not line.startswith("#"):
-            key, _, value = line.partition("=")
+            _key, _, value = line.partition("=")
             assert value in ("your-api-key-here", "replace-with-a-long-random-value"), line
     agent = (target / "my_agent" / "agent.py").read_text()
     assert "{{" not in agent
