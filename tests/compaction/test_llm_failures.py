@@ -175,10 +175,23 @@ async def test_a_broken_provider_factory_raises(factory_result: str) -> None:
 async def test_nothing_to_compact_raises() -> None:
     model = summary_model("S")
     strategy = create_llm_compaction_strategy(provider=model, model=SUMMARY_MODEL)
-    session, _ = await session_with_history(strategy)
+    agent = create_agent(model=MAIN_MODEL, provider=create_mock_provider(lambda r: reply("hi")))
+    session = agent.create_session("s1")
+    await session.run("the only turn")
     error = await assert_nothing_appended(session, lambda: session.compact(strategy=strategy))
     assert isinstance(error, LlmCompactionError) and error.code == "nothing_to_compact"
     assert model.turns == 0
+
+
+async def test_a_branch_inside_the_budget_keeps_only_its_newest_turn() -> None:
+    model = summary_model("S")
+    strategy = create_llm_compaction_strategy(provider=model, model=SUMMARY_MODEL)
+    session, _ = await session_with_history(strategy)  # three turns, far under 20,000 tokens
+    entry = await session.compact(strategy=strategy)
+    messages = await session.messages()
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[0]["content"][0]["text"].startswith("question 2")
+    assert model.turns == 1 and entry["data"]["keepEntryIds"] == entry["data"]["keepEntryIds"][:2]
 
 
 async def test_a_policy_returning_garbage_raises() -> None:

@@ -377,8 +377,14 @@ def test_prepare_accepts_a_bare_entry_list() -> None:
     assert prep.session_id == "s1" and prep.trigger == "manual"
     assert [e["id"] for e in prep.history_entries] == ["e1", "e2", "e3", "e4"]
     assert prep.has_work
+    # Everything fits the budget: the newest turn is kept, the turns before it summarized.
     everything = prepare_llm_compaction(b.entries, keep_recent_tokens=10**9)
-    assert not everything.has_work and everything.keep_entry_ids[0] == "e1"
+    assert everything.has_work and not everything.is_split_turn
+    assert everything.first_kept_entry_id == "e9" and everything.history_entries[-1]["id"] == "e8"
+    single = Branch()
+    single.user("one turn")
+    single.assistant("only")
+    assert not prepare_llm_compaction(single.entries, keep_recent_tokens=10**9).has_work
 
 
 @pytest.mark.parametrize(

@@ -203,6 +203,23 @@ def _carried(
     return found
 
 
+def _newest_turn_cut(
+    live: list[SessionEntry], counts: list[int], cut: LlmCompactionCutPoint
+) -> LlmCompactionCutPoint:
+    """The whole live branch fits the budget, yet a compaction was asked for
+    (by hand, or by an entry-count trigger): keep the newest turn and summarize
+    the turns before it. A branch of one turn stays as it is."""
+    start = next((i for i in range(len(live) - 1, 0, -1) if _role(live[i]) == "user"), 0)
+    if start == 0:
+        return cut
+    return LlmCompactionCutPoint(
+        first_kept_index=start,
+        turn_start_index=-1,
+        is_split_turn=False,
+        kept_tokens=sum(counts[start:]),
+    )
+
+
 def prepare_llm_compaction(
     context: CompactionContext | Sequence[SessionEntry],
     *,
@@ -211,7 +228,12 @@ def prepare_llm_compaction(
 ) -> LlmCompactionPreparation:
     """Split ``context.entries`` (a branch, root first) for an LLM compaction.
     A bare entry list is accepted too (session id from its first entry,
-    trigger ``"manual"``)."""
+    trigger ``"manual"``).
+
+    The cut comes from :func:`find_llm_compaction_cut_point`. When the whole
+    live branch fits ``keep_recent_tokens`` the newest turn is kept and the
+    turns before it are summarized, since a compaction was asked for; only a
+    single-turn branch has nothing to summarize (``has_work`` is False)."""
     if isinstance(context, CompactionContext):
         entries = list(context.entries)
         session_id, trigger = context.session_id, context.trigger
@@ -226,6 +248,8 @@ def prepare_llm_compaction(
     cut = find_llm_compaction_cut_point(
         live, keep_recent_tokens=keep_recent_tokens, token_counts=counts
     )
+    if cut.first_kept_index == 0:
+        cut = _newest_turn_cut(live, counts, cut)
     first = cut.first_kept_index
     history_end = cut.turn_start_index if cut.is_split_turn else first
     history = live[:history_end]

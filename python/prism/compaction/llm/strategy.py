@@ -76,8 +76,8 @@ class LlmCompactionStrategy:
         prep = self.prepare(context)
         if not prep.has_work:
             raise LlmCompactionError(
-                f"nothing to compact: the live branch ({prep.kept_tokens} estimated tokens) "
-                f"fits in keep_recent_tokens ({options.keep_recent_tokens})",
+                "nothing to compact: the live branch is a single turn "
+                f"({prep.kept_tokens} estimated tokens)",
                 code="nothing_to_compact",
             )
         provider, credential_secrets = await self._provider()
