@@ -23,6 +23,8 @@ FLAGS = (
     "--system",
     "--context",
     "--compact",
+    "--compaction",
+    "--summary-model",
     "--max-tool-rounds",
     "--mock-delay-ms",
     "--help",

@@ -84,6 +84,16 @@ def _parser() -> _Parser:
         type=int,
         help="Auto-compact once the session has this many entries.",
     )
+    add(
+        "--compaction",
+        metavar="default|llm",
+        help="Compaction strategy: default (no model call) or llm (the model summarizes).",
+    )
+    add(
+        "--summary-model",
+        metavar="NAME",
+        help="Model that writes --compaction llm summaries (default: --model).",
+    )
     add("--max-tool-rounds", metavar="N", type=int, help="Maximum tool rounds per run.")
     add(
         "--mock-delay-ms",
@@ -130,6 +140,8 @@ def run(args: Sequence[str]) -> int:
         system=parsed.system,
         context=parsed.context,
         compact=parsed.compact,
+        compaction=parsed.compaction,
+        summary_model=parsed.summary_model,
         max_tool_rounds=parsed.max_tool_rounds,
         mock_delay_ms=parsed.mock_delay_ms,
         known_providers=_known_providers,

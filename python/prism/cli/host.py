@@ -15,7 +15,8 @@ from typing import Any
 
 from prism.assembly import ContextRequest
 from prism.cli.options import CliOptions, default_session_file
-from prism.cli.providers import ProviderSetup, create_cli_provider
+from prism.cli.providers import ProviderSetup, create_cli_provider, model_for
+from prism.compaction import CompactionOptions
 from prism.extensions import CommandDefinition, define_command
 from prism.registries import ContributionRegistry
 from prism.runtime import Agent, AgentSession, create_agent
@@ -58,9 +59,7 @@ class CliHost:
             model=self.setup.model,
             provider=self.setup.provider,
             system=options.system,
-            compaction=(
-                {"thresholdEntries": options.compact} if options.compact is not None else None
-            ),
+            compaction=cli_compaction(options, self.setup),
             max_tool_rounds=(options.max_tool_rounds if options.max_tool_rounds is not None else 8),
             secrets=self.setup.secrets,
             context_providers=(StaticContext(options.context),) if options.context else (),
@@ -85,6 +84,24 @@ class CliHost:
 
     async def open_session(self, session_id: str) -> AgentSession:
         return await self.agent.open_session(session_id)
+
+
+def cli_compaction(options: CliOptions, setup: ProviderSetup) -> CompactionOptions | None:
+    """``--compact N`` is the auto-compaction threshold; ``--compaction llm``
+    makes the session's own provider write the summaries (with
+    ``--summary-model`` when given), for auto-compaction and the rpc
+    ``compact`` command alike."""
+    strategy = None
+    if options.compaction == "llm":
+        from prism.compaction.llm import create_llm_compaction_strategy
+
+        summary = setup.model
+        if options.summary_model is not None:
+            summary = model_for(setup.model["provider"], options.summary_model)
+        strategy = create_llm_compaction_strategy(provider=setup.provider, model=summary)
+    if strategy is None and options.compact is None:
+        return None
+    return CompactionOptions(strategy=strategy, threshold_entries=options.compact)
 
 
 def _list_commands(args: Mapping[str, Any], ctx: CommandContext) -> dict[str, Any]:

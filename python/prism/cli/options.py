@@ -17,6 +17,13 @@ Mode = Literal["print", "json", "rpc"]
 MODES: tuple[Mode, ...] = ("print", "json", "rpc")
 MAX_MOCK_DELAY_MS = 600_000
 MAX_SESSION_ID_CHARS = 256
+# --compaction values; the strategies' registered names are accepted too.
+COMPACTION_STRATEGIES: dict[str, str] = {
+    "default": "default",
+    "default-compaction": "default",
+    "llm": "llm",
+    "llm-compaction": "llm",
+}
 
 
 class UsageProblem(Exception):
@@ -38,6 +45,8 @@ class CliOptions:
     system: str | None = None
     context: str | None = None
     compact: int | None = None
+    compaction: str = "default"
+    summary_model: str | None = None
     max_tool_rounds: int | None = None
     mock_delay_ms: int = 0
     base_url: str | None = None
@@ -81,6 +90,8 @@ _CONFIG_KEYS: dict[str, tuple[type, str]] = {
     "compact": (int, "integer"),
     "baseUrl": (str, "string"),
     "apiKeyEnv": (str, "string"),
+    "compaction": (str, "string"),
+    "summaryModel": (str, "string"),
 }
 
 
@@ -123,6 +134,8 @@ def build_options(
     known_providers: Callable[[], tuple[str, ...]],
     base_url: str | None = None,
     api_key_env: str | None = None,
+    compaction: str | None = None,
+    summary_model: str | None = None,
 ) -> CliOptions:
     """``known_providers`` is called only for a provider other than ``mock``:
     listing the presets imports the HTTP adapter, which a mock run never needs."""
@@ -153,6 +166,10 @@ def build_options(
             base_url = _config_value(config_data, "baseUrl", config)
         if api_key_env is None:
             api_key_env = _config_value(config_data, "apiKeyEnv", config)
+        if compaction is None:
+            compaction = _config_value(config_data, "compaction", config)
+        if summary_model is None:
+            summary_model = _config_value(config_data, "summaryModel", config)
 
     provider = provider if provider is not None else "mock"
     if provider != "mock" and provider not in (names := known_providers()):
@@ -163,6 +180,14 @@ def build_options(
         validate_session_id(session)
     if compact is not None and compact < 1:
         raise UsageProblem(f"--compact must be at least 1 (got {compact})")
+    strategy = COMPACTION_STRATEGIES.get(compaction or "default")
+    if strategy is None:
+        raise UsageProblem(f"--compaction must be default or llm (got {compaction!r})")
+    if summary_model is not None:
+        if strategy != "llm":
+            raise UsageProblem("--summary-model only applies to --compaction llm")
+        if not summary_model.strip():
+            raise UsageProblem("--summary-model must not be empty")
     if max_tool_rounds is not None and max_tool_rounds < 0:
         raise UsageProblem(f"--max-tool-rounds must be 0 or more (got {max_tool_rounds})")
     if mock_delay_ms is not None:
@@ -193,6 +218,8 @@ def build_options(
         system=system,
         context=context,
         compact=compact,
+        compaction=strategy,
+        summary_model=summary_model,
         max_tool_rounds=max_tool_rounds,
         mock_delay_ms=mock_delay_ms or 0,
         base_url=base_url,
