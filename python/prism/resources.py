@@ -23,9 +23,15 @@ from prism.config.manifests import PackageManifest, validate_package_manifest
 from prism.errors import ManifestError, ResourceError
 from prism.extensions._redaction import describe_error
 from prism.security.permissions import PermissionPolicy, PermissionRequest, require_permission
-from prism.security.redaction import NOOP_REDACTOR, SecretRedactor, require_redactor
+from prism.security.redaction import (
+    NOOP_REDACTOR,
+    SecretRedactor,
+    require_redactor,
+)
+from prism.security.resource_names import ResourceNameError, normalize_resource_uri
 
 DEFAULT_MAX_RESOURCE_BYTES = 1024 * 1024
+MAX_SHOWN_URI_CHARS = 200
 
 
 @runtime_checkable
@@ -51,15 +57,20 @@ class ManifestResource:
     manifest: PackageManifest
 
 
-def display_uri(uri: str) -> str:
-    """``uri`` without user info, query or fragment, for error messages."""
+def display_uri(uri: str, redactor: SecretRedactor = NOOP_REDACTOR) -> str:
+    """``uri`` without user info, query or fragment, for error messages:
+    redacted, then clipped to ``MAX_SHOWN_URI_CHARS`` (never clipped first,
+    which could leave a secret's prefix)."""
     try:
         parts = urlsplit(uri)
     except ValueError:
         return "<unparseable uri>"
     netloc = parts.netloc.rsplit("@", 1)[-1]
     shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    return shown if len(shown) <= 200 else shown[:197] + "..."
+    shown = redactor.redact_text(shown)
+    if len(shown) <= MAX_SHOWN_URI_CHARS:
+        return shown
+    return shown[: MAX_SHOWN_URI_CHARS - 3] + "..."
 
 
 def _check_uri(uri: object) -> str:
@@ -82,8 +93,14 @@ async def _fetch(
     redactor = require_redactor(redactor, owner="resource loader")
     if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 0:
         raise ResourceError("max_bytes must be a non-negative integer")
-    shown = display_uri(uri)
-    await require_permission(permission_policy, PermissionRequest(kind="resource", name=uri))
+    shown = display_uri(uri, redactor)
+    try:
+        # Every policy, not only the allowlist, sees the canonical name: a
+        # prefix check on the raw string is not a path boundary.
+        canonical = normalize_resource_uri(uri)
+    except ResourceNameError as error:
+        raise ResourceError(f"resource {shown}: refused: {error}") from None
+    await require_permission(permission_policy, PermissionRequest(kind="resource", name=canonical))
     load = getattr(loader, "load", None)
     if not callable(load):
         raise ResourceError("resource loader must have a callable load(uri)")
@@ -148,8 +165,8 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _parse_json(uri: str, text: str) -> Any:
-    shown = display_uri(uri)
+def _parse_json(uri: str, text: str, redactor: SecretRedactor) -> Any:
+    shown = display_uri(uri, redactor)
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as error:
@@ -172,7 +189,7 @@ async def load_json_resource(
     text = await _fetch(
         loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, redactor=redactor
     )
-    return JsonResource(uri=uri, value=_parse_json(uri, text))
+    return JsonResource(uri=uri, value=_parse_json(uri, text, redactor))
 
 
 async def load_manifest_resource(
@@ -188,12 +205,12 @@ async def load_manifest_resource(
     text = await _fetch(
         loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, redactor=redactor
     )
-    value = _parse_json(uri, text)
+    value = _parse_json(uri, text, redactor)
     try:
         manifest = validate_package_manifest(value)
     except ManifestError as error:
         raise ManifestError(
-            f"resource {display_uri(uri)}: {error}", problems=error.problems
+            f"resource {display_uri(uri, redactor)}: {error}", problems=error.problems
         ) from None
     return ManifestResource(uri=uri, manifest=manifest)
 

@@ -25,6 +25,7 @@ TRANSIENT_CODES: Final[frozenset[str]] = frozenset(
     {
         "etimedout",
         "econnreset",
+        "econnrefused",
         "429",
         "500",
         "502",
@@ -39,7 +40,7 @@ TRANSIENT_STATUSES: Final[frozenset[int]] = frozenset({429, 500, 502, 503, 504})
 ABORT_CODES: Final[frozenset[str]] = frozenset({"aborted", "abort", "cancelled", "canceled"})
 # Word-ish boundaries so "5000 tokens" is not a 500 and "rate_limit_exceeded" still is.
 _TRANSIENT_MESSAGE = re.compile(
-    r"(?<![a-z0-9])(etimedout|econnreset|429|500|502|503|504|timeout|timed out"
+    r"(?<![a-z0-9])(etimedout|econnreset|econnrefused|429|500|502|503|504|timeout|timed out"
     r"|rate_limit|rate limit|temporarily_unavailable|temporarily unavailable)(?![a-z0-9])",
     re.IGNORECASE,
 )

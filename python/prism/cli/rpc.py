@@ -109,12 +109,16 @@ class RpcServer:
             info = describe_exception(error, self.host.agent.config.redactor)
             self.writer.write_json(self._error_response(request.id, info))
         else:
-            self.writer.write_json(ok_response(request.id, result))
+            self.writer.write_json(self._ok_response(request.id, result))
 
+    # Responses may quote what the client or the command line supplied (an
+    # unknown command name, the recorded flags): every response is redacted
+    # on its way out, rather than each call site remembering to.
     def _error_response(self, request_id: RequestId | None, info: ErrorInfo) -> dict[str, Any]:
-        # Error texts may quote what the client sent (an unknown command, bad
-        # flags): every one is redacted on its way out, not each call site.
         return error_response(request_id, redact_error_info(info, self.host.agent.config.redactor))
+
+    def _ok_response(self, request_id: RequestId, result: Any) -> dict[str, Any]:
+        return ok_response(request_id, self.host.agent.config.redactor.redact_value(result))
 
     def _error_info(self, error: PrismError) -> ErrorInfo:
         return describe_exception(error, self.host.agent.config.redactor)
@@ -180,7 +184,7 @@ class RpcServer:
         for key in ("stopReason", "usage", "toolRounds"):
             if key in finished:
                 result[key] = finished[key]
-        self.writer.write_json(ok_response(active.request_id, result))
+        self.writer.write_json(self._ok_response(active.request_id, result))
 
     async def _abort(self, request: RpcRequest) -> dict[str, Any]:
         reason = request.params.get("reason")

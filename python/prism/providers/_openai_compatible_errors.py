@@ -2,24 +2,28 @@
 
 Codes are the safe, generic ones the retry policy classifies (``"429"``,
 ``"503"``, ``"ETIMEDOUT"``, ``"ECONNRESET"``, ...); bodies and messages are
-redacted and truncated before they leave the adapter.
+redacted, then truncated (never the other way round), before they leave the
+adapter.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
-from prism.contracts import ErrorInfo
-from prism.security.redaction import SecretRedactor
+from prism.contracts import ErrorInfo, JsonValue
+from prism.security.redaction import SecretRedactor, redact_then_clip
 
 if TYPE_CHECKING:  # imported on use: see openai_compatible.py
     import httpx
 
 MAX_BODY_CHARS = 1000
+PROVIDER_CODE_CHARS = 200
 # 529 is the "overloaded" status some gateways pass through from upstreams.
 TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
@@ -77,9 +81,9 @@ def _body_message(body: str) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _clip(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= MAX_BODY_CHARS else text[:MAX_BODY_CHARS] + "…"
+def _clip(text: str, redactor: SecretRedactor) -> str:
+    # Redact first, then clip: see redact_then_clip.
+    return redact_then_clip(text.strip(), redactor, MAX_BODY_CHARS)
 
 
 def http_status_error(
@@ -95,7 +99,7 @@ def http_status_error(
     detail = message if message is not None else body
     text = f"{provider}: HTTP {status}"
     if detail.strip():
-        text += f": {_clip(detail)}"
+        text += f": {_clip(detail, redactor)}"
     info: ErrorInfo = {
         "message": redactor.redact_text(text),
         "code": str(status),
@@ -106,7 +110,9 @@ def http_status_error(
     if retry_after is not None:
         info["retryAfterMs"] = retry_after
     if provider_code:
-        info["details"] = {"providerCode": redactor.redact_text(provider_code)}
+        info["details"] = {
+            "providerCode": redact_then_clip(provider_code, redactor, PROVIDER_CODE_CHARS)
+        }
     return info
 
 
@@ -116,7 +122,7 @@ def stream_error_info(provider: str, payload: Any, redactor: SecretRedactor) -> 
     message = err.get("message")
     text = f"{provider}: stream error"
     if isinstance(message, str) and message:
-        text += f": {_clip(message)}"
+        text += f": {_clip(message, redactor)}"
     raw_code = err.get("code")
     info: ErrorInfo = {"message": redactor.redact_text(text), "code": "provider_stream_error"}
     # Some gateways put the upstream HTTP status in `code`; keep it classifiable.
@@ -125,38 +131,93 @@ def stream_error_info(provider: str, payload: Any, redactor: SecretRedactor) -> 
         info["status"] = raw_code
         info["retryable"] = raw_code in TRANSIENT_STATUSES
     elif isinstance(raw_code, str) and raw_code:
-        info["details"] = {"providerCode": redactor.redact_text(raw_code)}
+        info["details"] = {
+            "providerCode": redact_then_clip(raw_code, redactor, PROVIDER_CODE_CHARS)
+        }
     return info
 
 
-def transport_error_info(provider: str, exc: Exception, redactor: SecretRedactor) -> ErrorInfo:
-    """Timeouts, resets, refused connections and other transport failures."""
+def safe_url(url: str) -> str:
+    """``url`` without user info, query or fragment: what an error may show."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a ``ConnectionRefusedError`` (ECONNREFUSED) caused ``exc``;
+    httpx wraps it two or three levels down."""
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen or len(seen) > 32:
+            continue
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or (
+            isinstance(current, OSError) and current.errno == errno.ECONNREFUSED
+        ):
+            return True
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+        stack.extend(getattr(current, "exceptions", ()) or ())
+    return False
+
+
+def transport_error_info(
+    provider: str,
+    exc: Exception,
+    redactor: SecretRedactor,
+    *,
+    method: str = "POST",
+    url: str | None = None,
+) -> ErrorInfo:
+    """Timeouts, resets, refused connections and other transport failures.
+
+    The message names the request (method and URL without credentials or
+    query) so a wrong base URL is visible at once; text is redacted, then clipped."""
     import httpx
 
     kind = type(exc).__name__
-    detail = redactor.redact_text(_clip(str(exc))) if str(exc) else ""
+    detail = _clip(str(exc), redactor) if str(exc) else ""
     suffix = f" ({detail})" if detail else ""
+    target = f" {method} {redactor.redact_text(safe_url(url))}" if url else ""
+    details: dict[str, JsonValue] = {"kind": kind}
     if isinstance(exc, httpx.TimeoutException):
         return {
-            "message": f"{provider}: request timed out: {kind}{suffix}",
+            "message": f"{provider}: request timed out:{target}: {kind}{suffix}",
             "code": "ETIMEDOUT",
             "retryable": True,
-            "details": {"kind": kind},
+            "details": details,
         }
-    if isinstance(
-        exc, httpx.ConnectError | httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError
-    ):
+    if isinstance(exc, httpx.ConnectError) and _refused(exc):
         return {
-            "message": f"{provider}: connection lost: {kind}{suffix}",
+            "message": f"{provider}: connection refused:{target}: {kind}{suffix}",
+            "code": "ECONNREFUSED",
+            "retryable": True,
+            "details": details,
+        }
+    if isinstance(exc, httpx.ConnectError):
+        return {
+            "message": f"{provider}: could not connect:{target}: {kind}{suffix}",
             "code": "ECONNRESET",
             "retryable": True,
-            "details": {"kind": kind},
+            "details": details,
+        }
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+        return {
+            "message": f"{provider}: connection lost:{target}: {kind}{suffix}",
+            "code": "ECONNRESET",
+            "retryable": True,
+            "details": details,
         }
     if isinstance(exc, httpx.HTTPError):
         return {
-            "message": f"{provider}: transport error: {kind}{suffix}",
+            "message": f"{provider}: transport error:{target}: {kind}{suffix}",
             "code": "transport_error",
-            "details": {"kind": kind},
+            "details": details,
         }
     return {
         "message": f"{provider}: provider failed: {kind}{suffix}",

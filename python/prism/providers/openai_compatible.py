@@ -306,7 +306,12 @@ class OpenAICompatibleProvider:
         except _StreamFailed as failed:
             yield {"type": "error", "error": failed.info}
         except Exception as exc:  # transport faults; cancellation is a BaseException
-            yield {"type": "error", "error": transport_error_info(self.name, exc, redactor)}
+            yield {
+                "type": "error",
+                "error": transport_error_info(
+                    self.name, exc, redactor, method="POST", url=self.url
+                ),
+            }
 
 
 class _StreamState:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from prism.errors import ConfigError, PermissionDeniedError
+from prism.security.resource_names import ResourceNameError, normalize_resource_uri
 
 PermissionKind = Literal["tool", "extension", "resource", "command"]
 PERMISSION_KINDS: frozenset[str] = frozenset(get_args(PermissionKind))
@@ -86,21 +87,42 @@ def _compile_patterns(
         if not isinstance(pattern, str) or not pattern:
             raise ConfigError(f"{kind} allowlist entries must be non-empty strings")
         if pattern.endswith("*"):
-            prefixes.append(pattern[:-1])
+            prefixes.append(_canonical_pattern(kind, pattern[:-1], prefix=True))
         elif "*" in pattern:
             raise ConfigError(
                 f"{kind} allowlist pattern {pattern!r}: '*' is only allowed at the end"
             )
         else:
-            exact.add(pattern)
+            exact.add(_canonical_pattern(kind, pattern, prefix=False))
     return exact, tuple(prefixes)
+
+
+def _canonical_pattern(kind: str, pattern: str, *, prefix: bool) -> str:
+    """Resource patterns are matched in the canonical URI form (see
+    prism.security.resource_names); other kinds are plain names."""
+    if kind != "resource" or not pattern:
+        return pattern
+    if prefix and pattern.endswith("://") and "/" not in pattern[:-3]:
+        return pattern.lower()  # "pkg://*": every URI of a scheme
+    try:
+        canonical = normalize_resource_uri(pattern)
+    except ResourceNameError as error:
+        raise ConfigError(f"resource allowlist pattern {pattern!r}: {error}") from None
+    if prefix and pattern.endswith("/") and not canonical.endswith("/"):
+        canonical += "/"
+    return canonical
 
 
 @dataclass(frozen=True, slots=True)
 class AllowlistPolicy:
     """Deny by default: a request is allowed only when its kind has an
     allowlist and the name matches an entry exactly, or starts with an
-    entry's prefix when the entry ends in ``*`` (``"file:///data/*"``)."""
+    entry's prefix when the entry ends in ``*`` (``"file:///data/*"``).
+
+    Resource names and resource patterns are compared in canonical form
+    (percent-decoded, dot segments resolved, duplicate slashes removed; see
+    :mod:`prism.security.resource_names`); a URI whose ``..`` climbs above
+    its root is denied whatever the list says."""
 
     rules: Mapping[str, tuple[frozenset[str], tuple[str, ...]]]
 
@@ -110,6 +132,11 @@ class AllowlistPolicy:
             return PermissionDecision(False, f"no {request.kind} is allowed by this policy")
         exact, prefixes = rule
         name = request.name
+        if request.kind == "resource":
+            try:
+                name = normalize_resource_uri(name)
+            except ResourceNameError as error:
+                return PermissionDecision(False, str(error))
         if name in exact or any(name.startswith(prefix) for prefix in prefixes):
             return PermissionDecision(True, "allowlisted")
         return PermissionDecision(False, f"{request.kind} is not on the allowlist")

@@ -28,6 +28,7 @@ __all__ = [
     "normalize_secrets",
     "redact_error_info",
     "redact_event",
+    "redact_then_clip",
     "redactable_credentials",
     "require_redactor",
 ]
@@ -204,6 +205,16 @@ def require_redactor(redactor: object, *, owner: str) -> SecretRedactor:
             "pass NOOP_REDACTOR when there are no secrets"
         )
     return redactor  # type: ignore[return-value]
+
+
+def redact_then_clip(text: str, redactor: SecretRedactor, limit: int, marker: str = "…") -> str:
+    """``text`` redacted, *then* cut to ``limit`` characters (plus ``marker``).
+
+    The order is the point: clipping first can cut a secret in half, and the
+    redactor, which matches whole secrets only, would then pass its prefix.
+    A clip may still cut the mask itself, which reveals nothing."""
+    redacted = redactor.redact_text(text)
+    return redacted if len(redacted) <= limit else redacted[:limit] + marker
 
 
 def redact_event(event: _T, redactor: SecretRedactor) -> _T:
