@@ -197,8 +197,6 @@ ProviderEvent: TypeAlias = (
 
 # --- session entries ----------------------------------------------------------
 
-EntryKind = Literal["message", "summary", "model_change", "custom", "compaction", "label"]
-
 
 class _EntryBase(TypedDict):
     id: str

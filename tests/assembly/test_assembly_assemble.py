@@ -264,9 +264,8 @@ async def test_attention_returning_garbage_fails(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.anyio
 async def test_real_attention_compiler_shrinks_old_tool_results() -> None:
-    attention = pytest.importorskip("prism.attention")
-    if not hasattr(attention, "compile_attention"):
-        pytest.skip("attention compiler not available yet")
+    import prism.attention as attention  # a broken native build must fail here, not skip
+
     history: list[Message] = []
     for i in range(6):
         history.append(

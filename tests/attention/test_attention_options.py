@@ -9,7 +9,6 @@ from prism.attention import (
     AttentionCompiler,
     AttentionCompilerOptions,
     AttentionConfigError,
-    check_exclusive,
     create_attention_compiler,
     resolve_input_cap,
     resolve_run_compiler,
@@ -299,11 +298,3 @@ def test_resolve_run_compiler_never_enables() -> None:
     c = base()
     assert resolve_run_compiler(c, None) is c
     assert resolve_run_compiler(c, False) is None
-
-
-def test_attention_and_context_budget_exclusive() -> None:
-    check_exclusive(None, {"maxTokens": 5})
-    check_exclusive(True, None)
-    check_exclusive(False, {"x": 1})
-    with pytest.raises(TypeError, match="mutually exclusive"):
-        check_exclusive(True, {"maxTokens": 5})

@@ -153,7 +153,8 @@ async def test_every_block_is_serialized() -> None:
 
 
 async def test_serialized_request_covers_content_helper() -> None:
-    testing = pytest.importorskip("prism.testing")
+    import prism.testing as testing
+
     request = full_request()
     recorder, _ = await _send(request, request_policy=RequestPolicy(thinking="reasoning_content"))
     testing.assert_serialized_request_covers_content(request, recorder.bodies[0])

@@ -3,14 +3,12 @@ one attention_compiled event per mutated turn, the store never touched."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from typing import Any
 
 import pytest
 from runtime_helpers import make_agent, record
 
-import prism._native
 from prism.errors import ConfigError
 from prism.providers import (
     create_mock_provider,
@@ -22,11 +20,6 @@ from prism.tools import define_tool
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.skipif(
-        not hasattr(prism._native, "attention_plan")
-        or importlib.util.find_spec("prism.attention.compile") is None,
-        reason="attention pass not built yet",
-    ),
 ]
 
 BIG = "y" * 4000

@@ -8,14 +8,12 @@ from typing import Any
 import pytest
 from runtime_helpers import make_agent, record
 
-import prism._native
 from prism.errors import ProviderError
 from prism.providers import provider_done, provider_error, provider_text_delta, provider_tool_call
 from prism.tools import define_tool
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.skipif(not hasattr(prism._native, "Redactor"), reason="native Redactor not built"),
 ]
 
 SECRET = "sk-test-0123456789abcdef"

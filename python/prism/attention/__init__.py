@@ -12,7 +12,6 @@ from prism.attention.frontier import AttentionStickyFrontier, create_attention_s
 from prism.attention.options import (
     AttentionCompiler,
     AttentionCompilerOptions,
-    check_exclusive,
     create_attention_compiler,
     resolve_input_cap,
     resolve_run_compiler,
@@ -42,7 +41,6 @@ __all__ = [
     "AttentionTruncationTrigger",
     "apply_attention_plan",
     "assert_compaction_trigger",
-    "check_exclusive",
     "compile_attention",
     "create_attention_compiler",
     "create_attention_measure_cache",

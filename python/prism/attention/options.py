@@ -387,15 +387,6 @@ def resolve_run_compiler(
     return agent_compiler.overlay(run_options)
 
 
-def check_exclusive(attention_compiler: object, context_budget: object) -> None:
-    """``attention_compiler`` and ``context_budget`` are mutually exclusive."""
-    if attention_compiler not in (None, False) and context_budget is not None:
-        raise AttentionConfigError(
-            "attention_compiler and context_budget are mutually exclusive: an over-budget "
-            "compiler turn raises AttentionBudgetError instead of evicting"
-        )
-
-
 def create_attention_compiler(
     options: object = None,
     *,

@@ -9,7 +9,7 @@ the same rules. ``create_attention_truncation_trigger`` turns the compiler's
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from prism.errors import AttentionConfigError
@@ -98,6 +98,3 @@ def create_attention_truncation_trigger(threshold: int = 2) -> AttentionTruncati
     """A ``custom`` compaction trigger armed by ``threshold`` consecutive
     truncated turns (validated here so a typo fails at config time)."""
     return AttentionTruncationTrigger(threshold)
-
-
-ShouldCompact = Callable[[object], bool]

@@ -1,4 +1,5 @@
-"""What the CLI wires together: provider, agent, store, built-in commands.
+"""What the CLI wires together: provider, agent, store, built-in commands,
+and the helpers the print/json and rpc modes share.
 
 The CLI is a host in the sense of the reference: it creates everything
 explicitly from flags. Nothing is discovered, imported or loaded on its own
@@ -14,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from prism.assembly import ContextRequest
-from prism.cli.options import CliOptions, default_session_file
+from prism.cli.options import CliOptions, UsageProblem, default_session_file
 from prism.cli.providers import ProviderSetup, create_cli_provider, model_for
 from prism.compaction import CompactionOptions
+from prism.contracts import ErrorInfo
+from prism.errors import ConfigError, error_info
 from prism.extensions import CommandDefinition, define_command
 from prism.registries import ContributionRegistry
 from prism.runtime import Agent, AgentSession, create_agent
+from prism.security.redaction import SecretRedactor
 from prism.stores.base import SessionStore
 from prism.stores.jsonl import create_jsonl_session_store
 
@@ -141,3 +145,17 @@ def builtin_commands() -> list[CommandDefinition]:
             parameters=empty,
         ),
     ]
+
+
+def create_host(options: CliOptions) -> CliHost:
+    """A ConfigError while wiring things up is a usage problem (exit 2)."""
+    try:
+        return CliHost(options)
+    except ConfigError as error:
+        raise UsageProblem(str(error)) from None
+
+
+def describe_exception(error: BaseException, redactor: SecretRedactor) -> ErrorInfo:
+    """ErrorInfo for an exception the runtime did not turn into an event
+    (e.g. a store that cannot create its file); the text is redacted."""
+    return error_info(error, redactor, code="internal_error", with_type=True)

@@ -13,12 +13,11 @@ from typing import Any
 
 import anyio
 
-from prism.cli.host import CliHost
+from prism.cli.host import create_host, describe_exception
 from prism.cli.io import LineWriter
-from prism.cli.options import CliOptions, UsageProblem
+from prism.cli.options import CliOptions
 from prism.cli.rpc_protocol import event_envelope
 from prism.contracts import ErrorInfo
-from prism.errors import ConfigError, error_info
 
 RUN_FAILED_EXIT_CODE = 1
 
@@ -26,20 +25,6 @@ RUN_FAILED_EXIT_CODE = 1
 def stderr_line(message: str) -> None:
     sys.stderr.write(f"prism: error: {' '.join(message.split())}\n")
     sys.stderr.flush()
-
-
-def describe_exception(error: BaseException, redactor: Any) -> ErrorInfo:
-    """ErrorInfo for an exception the runtime did not turn into an event
-    (e.g. a store that cannot create its file); the text is redacted."""
-    return error_info(error, redactor, code="internal_error", with_type=True)
-
-
-def create_host(options: CliOptions) -> CliHost:
-    """A ConfigError while wiring things up is a usage problem (exit 2)."""
-    try:
-        return CliHost(options)
-    except ConfigError as error:
-        raise UsageProblem(str(error)) from None
 
 
 def assistant_text_delta(event: Any) -> str | None:

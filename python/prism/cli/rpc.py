@@ -17,9 +17,8 @@ from typing import Any, BinaryIO
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
-from prism.cli.host import CliHost, CommandContext
+from prism.cli.host import CliHost, CommandContext, create_host, describe_exception
 from prism.cli.io import LineTooLong, LineWriter, iter_request_lines
-from prism.cli.modes import create_host, describe_exception
 from prism.cli.options import CliOptions, UsageProblem, validate_session_id
 from prism.cli.providers import model_for
 from prism.cli.rpc_protocol import (

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from prism.attention.triggers import assert_compaction_trigger
 from prism.contracts import CompactionEntryData, SessionEntry
 from prism.errors import ConfigError
 
@@ -108,8 +109,6 @@ class CompactionOptions:
         if self.strategy is not None and not callable(getattr(self.strategy, "compact", None)):
             raise ConfigError("compaction option strategy must have a compact(context) method")
         if self.trigger is not None:
-            from prism.compaction.triggers import assert_compaction_trigger
-
             assert_compaction_trigger(self.trigger)
 
     @property

@@ -17,19 +17,18 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from prism.compaction.options import CompactionOptions, coerce_compaction_options
+from prism import _native
+from prism.attention.options import resolve_input_cap
+
+# One implementation of the trigger rules, shared with the attention compiler
+# (which validates the same union). It raises ``AttentionConfigError`` (a
+# ``ConfigError`` and a ``TypeError``) for a malformed trigger or an unknown
+# ``type``, so a typo never silently disables compaction.
+from prism.attention.triggers import assert_compaction_trigger
+from prism.compaction.options import coerce_compaction_options
 from prism.contracts import Message, ModelConfig, SessionEntry
 
-
-def assert_compaction_trigger(trigger: object) -> None:
-    """Raise ``AttentionConfigError`` (a ``ConfigError`` and a ``TypeError``)
-    unless ``trigger`` is a well-formed trigger; an unknown ``type`` is refused
-    so a typo never silently disables compaction. The rules are shared with
-    the attention compiler, which validates the same union."""
-    # Imported on use: prism.attention owns the one implementation of the rules.
-    from prism.attention.triggers import assert_compaction_trigger as check
-
-    check(trigger)
+__all__ = ["ShouldCompactContext", "assert_compaction_trigger", "resolve_should_compact"]
 
 
 class ShouldCompactContext:
@@ -93,16 +92,12 @@ class ShouldCompactContext:
     @property
     def input_cap_tokens(self) -> int:
         if self._cap is None:
-            from prism.attention import resolve_input_cap
-
             self._cap = resolve_input_cap(self.attention, self.model)
         return self._cap
 
     def _compute_estimate(self) -> int:
         if self._estimate is not None:
             return int(self._estimate())
-        from prism import _native
-
         if self.messages is not None:
             return sum(_native.estimate_message_tokens(m) for m in self.messages)
         return sum(_native.estimate_entry_tokens(e) for e in self.entries)
@@ -141,7 +136,3 @@ async def resolve_should_compact(options: object, ctx: ShouldCompactContext) -> 
         # Includes a callback reading a cap that cannot resolve: fail closed.
         return False
     return decision is True
-
-
-def effective_trigger(options: CompactionOptions | None) -> Mapping[str, Any] | None:
-    return None if options is None else options.effective_trigger
