@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 BIN := $(VENV)/bin
 DEPS_STAMP := $(VENV)/.deps-installed
 NATIVE := python/prism/_native.abi3.so
-RUST_SOURCES := $(shell find rust -name '*.rs') Cargo.toml Cargo.lock
+RUST_SOURCES := $(shell find rust -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 
 .PHONY: install demo test test-rust test-python lint bench dist clean
 
@@ -32,13 +32,18 @@ install: $(NATIVE)
 demo: install
 	$(PY) examples/demo.py
 
+# The whole workspace; `cargo test -p prism-core` alone needs no libpython.
 test-rust:
-	cargo test --release --quiet
+	cargo test --workspace --release --quiet
 
 test-python: install
 	$(PY) -m pytest
 
+# Rust: formatting, and clippy with every warning an error (this includes
+# `undocumented_unsafe_blocks`: each `unsafe` block says why it is sound).
 lint: install
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
 	$(BIN)/ruff check python tests benches examples
 	$(BIN)/ruff format --check python tests benches examples
 	$(BIN)/mypy

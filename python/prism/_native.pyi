@@ -42,7 +42,7 @@ def read_session_entries(
     path: str | os.PathLike[str],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]: ...
 
-# Attention pass (rust/attention*.rs) -----------------------------------------------
+# Attention pass (rust/prism-native/src/attention; planner in prism-core) ------------
 @final
 class AttentionMeasureCache:
     def __new__(cls) -> Self: ...
@@ -62,7 +62,7 @@ def attention_plan(
     exclude_tools: list[str],
     sticky_thinking: Any = None,
     sticky_ids: Any = None,
-    redactor: Any = None,
+    redactor: Redactor | None = None,
     cache: AttentionMeasureCache | None = None,
 ) -> dict[str, Any]: ...
 def attention_json_size(value: Any) -> tuple[int, int]: ...

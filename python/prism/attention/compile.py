@@ -1,8 +1,8 @@
 """``compile_attention``: one turn of the attention gate.
 
 The native core measures every row of the request once and plans the
-mutations (see rust/attention.rs); this module applies that plan to a
-shallow clone. New lists and dicts are made only along mutated paths, so the
+mutations (see rust/prism-core/src/attention); this module applies that
+plan to a shallow clone. New lists and dicts are made only along mutated paths, so the
 caller's arrays, the messages they hold and the session store are never
 written, and under the ratio (with nothing sticky to re-apply) the very same
 groups object comes back.
@@ -121,7 +121,9 @@ def compile_attention(
         list(compiler.exclude_tools),
         frontier.thinking.as_set() if frontier is not None else None,
         frontier.tool_call_ids.as_set() if frontier is not None else None,
-        redactor,
+        # The native pass takes the native Redactor; one without secrets
+        # (e.g. a NoopRedactor) changes nothing.
+        redactor if redactor is not None and len(redactor) else None,
         measure_cache if compiler.incremental else None,
     )
     if plan["overBudget"]:

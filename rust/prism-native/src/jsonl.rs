@@ -1,6 +1,6 @@
 //! Session files: parse and validate batches of lines with the GIL released,
 //! then build dicts for the accepted lines and error records for the rest.
-use crate::jsonl::{parse_lines, split_lines, JVal, Line, Outcome};
+use prism_core::jsonl::{parse_lines, split_lines, JVal, Line, Outcome};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -72,52 +72,99 @@ impl Hasher for FxHasher {
     }
 }
 
-fn to_py<'a, 'py>(v: &JVal<'a>, keys: &mut Keys<'a, 'py>) -> PyResult<Bound<'py, PyAny>> {
-    let py = keys.py;
+fn to_py<'a, 'py>(v: &JVal<'a>, b: &mut Build<'a, 'py>) -> PyResult<Bound<'py, PyAny>> {
+    let py = b.keys.py;
     Ok(match v {
         JVal::Null => py.None().into_bound(py),
-        JVal::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
+        JVal::Bool(x) => pyo3::types::PyBool::new(py, *x).to_owned().into_any(),
         JVal::I64(i) => i.into_pyobject(py)?.into_any(),
         JVal::U64(u) => u.into_pyobject(py)?.into_any(),
         JVal::F64(f) => PyFloat::new(py, *f).into_any(),
         JVal::Str(s) => PyString::new(py, s).into_any(),
         JVal::Arr(items) => {
             // Sized once and filled in place: no append reallocations.
+            // SAFETY: the GIL is held; `PyList_New` returns a new reference
+            // or NULL with an exception set (turned into the error).
             let list = unsafe {
                 Bound::from_owned_ptr_or_err(py, ffi::PyList_New(items.len() as ffi::Py_ssize_t))?
             };
             for (i, item) in items.iter().enumerate() {
-                let obj = to_py(item, keys)?;
-                // SAFETY: i < len; PyList_SetItem steals the reference.
+                let obj = to_py(item, b)?;
+                // SAFETY: `list` is a fresh list of `items.len()` slots and
+                // i < len; PyList_SetItem steals the reference to `obj`.
                 unsafe { ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, obj.into_ptr()) };
             }
+            b.hidden.hide(&list);
             list
         }
         JVal::Obj(pairs) => {
             let d = PyDict::new(py);
             for (k, val) in pairs {
-                let val = to_py(val, keys)?;
-                keys.set(&d, k, &val)?;
+                let val = to_py(val, b)?;
+                b.keys.set(&d, k, &val)?;
             }
+            b.hidden.hide(&d);
             d.into_any()
         }
     })
 }
 
-struct GcPause(bool);
+/// Containers this call built, hidden from the cyclic garbage collector
+/// until the result is complete.
+///
+/// The values are acyclic and all reachable from the result, so a
+/// collection can never free any of them; but each one it walks costs time,
+/// and a 100k-entry file would otherwise be walked by several full
+/// collections while it grows. Untracking only this call's own containers
+/// (instead of `gc.disable()`) leaves collection of every other object in
+/// the process as it was, in this thread and in others.
+#[derive(Default)]
+struct Hidden {
+    /// Borrowed: every one is owned by the result (or by a container that
+    /// is) until `restore`. On an error path the result is dropped without
+    /// `restore`; list and dict deallocation accept untracked objects.
+    objs: Vec<*mut ffi::PyObject>,
+}
 
-impl GcPause {
-    fn new() -> Self {
-        Self(unsafe { pyo3::ffi::PyGC_Disable() } == 1)
+impl Hidden {
+    /// Hides `obj`, a container this call created and has finished filling.
+    /// A dict holding only atomic values is never tracked by CPython in the
+    /// first place, and stays as it is.
+    #[inline]
+    fn hide(&mut self, obj: &Bound<'_, PyAny>) {
+        let p = obj.as_ptr();
+        // SAFETY: `obj` is a live GC-capable object (list or dict) and the
+        // GIL is held; untracking only hides it from the collector. It is
+        // owned by the result until `restore` re-tracks it.
+        unsafe {
+            if ffi::PyObject_GC_IsTracked(p) == 1 {
+                ffi::PyObject_GC_UnTrack(p.cast());
+                self.objs.push(p);
+            }
+        }
+    }
+
+    /// Re-tracks every hidden container; call once the result owns them all.
+    fn restore(self) {
+        for p in self.objs {
+            // SAFETY: `p` is alive (owned by the result, see `objs`) and the
+            // GIL is held. The check keeps `PyObject_GC_Track` (which aborts
+            // on an object that is already tracked) safe even if CPython
+            // re-tracked a hidden container meanwhile.
+            unsafe {
+                if ffi::PyObject_GC_IsTracked(p) == 0 {
+                    ffi::PyObject_GC_Track(p.cast());
+                }
+            }
+        }
     }
 }
 
-impl Drop for GcPause {
-    fn drop(&mut self) {
-        if self.0 {
-            unsafe { pyo3::ffi::PyGC_Enable() };
-        }
-    }
+/// What converting values needs: the shared key strings and the containers
+/// hidden from the collector.
+struct Build<'a, 'py> {
+    keys: Keys<'a, 'py>,
+    hidden: Hidden,
 }
 
 type Parsed<'py> = (Bound<'py, PyList>, Bound<'py, PyList>);
@@ -139,19 +186,21 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
         batches.push(&lines[start..end]);
         start = end;
     }
-    // The objects built here are acyclic and all reachable from the result, so
-    // collections triggered while building them find nothing; on a 100k-entry
-    // file they repeat full passes over the growing heap. Pause the collector
-    // and restore its previous state.
-    let _gc = GcPause::new();
+    // The objects built here stay hidden from the collector until the
+    // result is complete (see `Hidden`), the result lists included.
     let mut out = Builder {
         entries: PyList::empty(py),
         errors: PyList::empty(py),
-        keys: Keys {
-            py,
-            cache: HashMap::default(),
+        build: Build {
+            keys: Keys {
+                py,
+                cache: HashMap::default(),
+            },
+            hidden: Hidden::default(),
         },
     };
+    out.build.hidden.hide(out.entries.as_any());
+    out.build.hidden.hide(out.errors.as_any());
     if batches.len() <= 2 {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
@@ -161,7 +210,7 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
             out.add(batch, &outcomes)?;
             py.detach(move || drop(outcomes));
         }
-        return Ok((out.entries, out.errors));
+        return Ok(out.finish());
     }
     // A pipeline: one thread parses ahead and another frees finished batches
     // while this thread (holding the GIL) builds objects.
@@ -186,21 +235,26 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
         }
         Ok(())
     })?;
-    Ok((out.entries, out.errors))
+    Ok(out.finish())
 }
 
 struct Builder<'a, 'py> {
     entries: Bound<'py, PyList>,
     errors: Bound<'py, PyList>,
-    keys: Keys<'a, 'py>,
+    build: Build<'a, 'py>,
 }
 
 impl<'a, 'py> Builder<'a, 'py> {
+    fn finish(self) -> Parsed<'py> {
+        self.build.hidden.restore();
+        (self.entries, self.errors)
+    }
+
     fn add(&mut self, batch: &[Line<'a>], outcomes: &[Outcome<'a>]) -> PyResult<()> {
-        let py = self.keys.py;
+        let py = self.build.keys.py;
         for (outcome, line) in outcomes.iter().zip(batch) {
             match outcome {
-                Outcome::Entry(v) => self.entries.append(to_py(v, &mut self.keys)?)?,
+                Outcome::Entry(v) => self.entries.append(to_py(v, &mut self.build)?)?,
                 Outcome::Blank => {}
                 Outcome::Error(reason) => {
                     let rec = PyDict::new(py);
@@ -240,4 +294,10 @@ pub fn read_session_entries(py: Python<'_>, path: PathBuf) -> PyResult<Parsed<'_
         }
     })?;
     parse(py, &data, 1)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(parse_session_entries, m)?)?;
+    m.add_function(wrap_pyfunction!(read_session_entries, m)?)?;
+    Ok(())
 }

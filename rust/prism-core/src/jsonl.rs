@@ -5,6 +5,8 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
 
+use crate::tokens::EntryKind;
+
 /// A parsed JSON value. Strings borrow from the input when they have no
 /// escapes; objects keep file order (and duplicate keys, last one wins when
 /// converted, like `json.loads`).
@@ -229,15 +231,6 @@ pub fn parse_lines<'a>(lines: &[Line<'a>], threads: usize) -> Vec<Outcome<'a>> {
     })
 }
 
-pub const KINDS: [&str; 6] = [
-    "message",
-    "summary",
-    "model_change",
-    "custom",
-    "compaction",
-    "label",
-];
-
 fn need<'v, 'a>(obj: &'v JVal<'a>, field: &str, label: &str) -> Result<&'v JVal<'a>, String> {
     obj.get(field)
         .ok_or_else(|| format!("missing field '{label}'"))
@@ -289,8 +282,8 @@ pub fn validate_entry(v: &JVal<'_>) -> Result<(), String> {
     let kind = need_str(v, "kind", "kind")?;
     optional(v, "createdAt", |x| matches!(x, JVal::Str(_)), "a string")?;
     optional(v, "metadata", |x| matches!(x, JVal::Obj(_)), "an object")?;
-    match kind {
-        "message" => {
+    match EntryKind::of(kind) {
+        Some(EntryKind::Message) => {
             let m = need_obj(v, "message", "message")?;
             need_str(m, "role", "message.role")?;
             match need(m, "content", "message.content")? {
@@ -306,18 +299,18 @@ pub fn validate_entry(v: &JVal<'_>) -> Result<(), String> {
                 _ => return Err("field 'message.content' must be a list".into()),
             }
         }
-        "summary" => {
+        Some(EntryKind::Summary) => {
             need_str(v, "summary", "summary")?;
         }
-        "model_change" => {
+        Some(EntryKind::ModelChange) => {
             let m = need_obj(v, "model", "model")?;
             need_str(m, "provider", "model.provider")?;
             need_str(m, "model", "model.model")?;
         }
-        "custom" => {
+        Some(EntryKind::Custom) => {
             need_str(v, "customType", "customType")?;
         }
-        "compaction" => {
+        Some(EntryKind::Compaction) => {
             need_str(v, "summary", "summary")?;
             let d = need_obj(v, "data", "data")?;
             match need(d, "keepEntryIds", "data.keepEntryIds")? {
@@ -329,12 +322,12 @@ pub fn validate_entry(v: &JVal<'_>) -> Result<(), String> {
                 _ => return Err("field 'data.throughEntryId' must be a string or null".into()),
             }
         }
-        "label" => {
+        Some(EntryKind::Label) => {
             need_str(v, "label", "label")?;
             optional(v, "targetId", |x| matches!(x, JVal::Str(_)), "a string")?;
         }
-        other => {
-            let shown: String = other.chars().take(40).collect();
+        None => {
+            let shown: String = kind.chars().take(40).collect();
             return Err(format!("unknown kind '{shown}'"));
         }
     }

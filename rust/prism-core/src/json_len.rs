@@ -18,6 +18,7 @@ pub fn escape_extra(b: u8) -> usize {
 
 /// Sum of `escape_extra` over `bytes`. Bytes >= 0x80 never need escaping, so
 /// this works on UTF-8 (and on surrogate-pass encodings) without decoding.
+#[allow(unsafe_code)] // the AVX2 dispatch below
 pub fn escaped_extra(bytes: &[u8]) -> usize {
     if bytes.len() < 64 {
         // Keys, ids, paths: most strings are short, and a vector loop's setup
@@ -28,7 +29,7 @@ pub fn escaped_extra(bytes: &[u8]) -> usize {
     {
         // Wheels target baseline x86-64 (SSE2); AVX2 doubles the lane count
         // where the CPU has it. The check is a cached atomic load.
-        if bytes.len() >= 64 && std::arch::is_x86_feature_detected!("avx2") {
+        if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2, checked just above.
             return unsafe { escaped_extra_avx2(bytes) };
         }
@@ -36,8 +37,11 @@ pub fn escaped_extra(bytes: &[u8]) -> usize {
     escaped_extra_lanes(bytes)
 }
 
+/// # Safety
+/// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
 unsafe fn escaped_extra_avx2(bytes: &[u8]) -> usize {
     escaped_extra_lanes(bytes)
 }
@@ -63,24 +67,90 @@ fn escaped_extra_lanes(bytes: &[u8]) -> usize {
     total + acc as usize
 }
 
-/// Eight bytes at a time: a word with no byte below 0x20, no `"` and no `\`
-/// (the usual case) is skipped with a few integer ops; flagged words (the
-/// test may over-flag, never under-flag) are counted byte by byte.
+/// Eight bytes at a time: a word with nothing to escape (the usual case)
+/// is skipped with a few integer ops; other words are counted byte by byte.
 fn escaped_extra_short(bytes: &[u8]) -> usize {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let has_zero = |w: u64| w.wrapping_sub(LO) & !w & HI;
     let mut total = 0;
     let mut words = bytes.chunks_exact(8);
     for word in &mut words {
         let w = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-        let below_space = w.wrapping_sub(LO * 0x20) & !w & HI;
-        let special = below_space | has_zero(w ^ (LO * b'"' as u64)) | has_zero(w ^ (LO * b'\\' as u64));
-        if special != 0 {
+        if !word_is_plain(w) {
             total += word.iter().map(|&b| extra_u8(b) as usize).sum::<usize>();
         }
     }
-    total + words.remainder().iter().map(|&b| extra_u8(b) as usize).sum::<usize>()
+    total
+        + words
+            .remainder()
+            .iter()
+            .map(|&b| extra_u8(b) as usize)
+            .sum::<usize>()
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+/// Eight 'a's: needs no escaping, so padding with it adds nothing.
+const PAD: u64 = ONES * b'a' as u64;
+
+/// The eight bytes of `bytes` at `at`, little-endian.
+#[inline(always)]
+pub fn load8(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// True when none of the eight bytes of `w` needs escaping (exact as a
+/// yes/no: no byte is < 0x20, '"' or '\\').
+#[inline(always)]
+pub fn word_is_plain(w: u64) -> bool {
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+    control | zero(w ^ (ONES * b'"' as u64)) | zero(w ^ (ONES * b'\\' as u64)) == 0
+}
+
+/// Escape cost of the eight bytes of `w`.
+#[inline(always)]
+fn word_extra(w: u64) -> u64 {
+    if word_is_plain(w) {
+        return 0;
+    }
+    w.to_le_bytes()
+        .iter()
+        .map(|&b| escape_extra(b) as u64)
+        .sum()
+}
+
+/// `escaped_extra` tuned for the many short strings of JSON payloads (paths,
+/// names, log lines) measured inside one hot loop: eight bytes at a time, and
+/// the tail never goes through memory (a copied tail stalls store
+/// forwarding). Long strings take the shared SIMD scan.
+#[inline(always)]
+pub fn string_extra(utf8: &[u8]) -> u64 {
+    let n = utf8.len();
+    if n >= 64 {
+        return escaped_extra(utf8) as u64;
+    }
+    let mut total = 0u64;
+    let mut i = 0;
+    while i + 8 <= n {
+        total += word_extra(load8(utf8, i));
+        i += 8;
+    }
+    let rest = n - i;
+    if rest > 0 {
+        // Either the last eight bytes with the already counted ones replaced
+        // by padding, or the short string assembled in a register.
+        let w = if n >= 8 {
+            let fresh = !0u64 << ((8 - rest) * 8);
+            (load8(utf8, n - 8) & fresh) | (PAD & !fresh)
+        } else {
+            let mut w = PAD;
+            for (k, &b) in utf8.iter().enumerate() {
+                w = (w & !(0xff << (k * 8))) | ((b as u64) << (k * 8));
+            }
+            w
+        };
+        total += word_extra(w);
+    }
+    total
 }
 
 #[inline(always)]
@@ -100,7 +170,10 @@ pub fn string_literal_len(utf8: &[u8], code_points: usize) -> usize {
 
 /// Decimal length of an i64 as Python's `int.__repr__` writes it.
 pub fn int_len(v: i64) -> usize {
-    let digits = v.unsigned_abs().checked_ilog10().map_or(1, |d| d as usize + 1);
+    let digits = v
+        .unsigned_abs()
+        .checked_ilog10()
+        .map_or(1, |d| d as usize + 1);
     digits + (v < 0) as usize
 }
 
@@ -187,6 +260,25 @@ mod tests {
                 let s = &all[start..start + len];
                 let want: usize = s.iter().map(|&b| escape_extra(b)).sum();
                 assert_eq!(escaped_extra(s), want, "start {start} len {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn short_scan_matches_shared_scan() {
+        let alphabet: &[u8] = b"a\"\\\n\t\x00\x1f\x08\x0c\r \x7f\xc3\xa9/";
+        // Every length up to 70 and every position of every special byte.
+        for n in 0..70usize {
+            for (k, &special) in alphabet.iter().enumerate() {
+                let mut s: Vec<u8> = (0..n)
+                    .map(|i| alphabet[(i * 7 + k) % alphabet.len()])
+                    .collect();
+                if n > 0 {
+                    s[(k * 13) % n] = special;
+                }
+                assert_eq!(string_extra(&s), escaped_extra(&s) as u64, "{s:?}");
+                let plain = vec![b'x'; n];
+                assert_eq!(string_extra(&plain), 0);
             }
         }
     }

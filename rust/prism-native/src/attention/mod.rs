@@ -1,21 +1,26 @@
-//! Binding of the attention pass: measure the request once
-//! (`attention_measure.rs`), hand token counts to the pure planner, and
-//! return the plan (which rows to strip or stub, and the stub texts).
-//! Applying the plan to a clone is Python's job (`prism.attention.compile`).
+//! Binding of the attention pass: measure the request once (`measure`, with
+//! `size` for compact-JSON sizes), hand token counts to the planner in
+//! `prism_core::attention`, and return the plan (which rows to strip or
+//! stub, and the stub texts). Applying the plan to a clone is Python's job
+//! (`prism.attention.compile`).
 use std::collections::{BTreeMap, HashSet};
+
+mod measure;
+mod size;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use super::digest::DigestSink;
-use super::measure::{
-    json_size, measure_groups, measure_message, AttentionMeasureCache, MeasuredRow, StubMemo,
-    ToolMeasure,
+use crate::redactor::Redactor;
+use crate::walk::{walk, HashSink, WalkError};
+use measure::{
+    measure_groups, measure_message, AttentionMeasureCache, MeasuredRow, StubMemo, ToolMeasure,
 };
-use super::{plan, Params, PayloadBytes, ThinkingTurn, ToolRow};
-use crate::bindings::walk::{walk, WalkError};
+use prism_core::attention::{plan, stub_text, Params, PayloadBytes, ThinkingTurn, ToolRow};
+use prism_core::digest::JsonHasher;
+use size::json_size;
 
 // --- the pass ------------------------------------------------------------------------
 
@@ -26,7 +31,9 @@ struct ToolRef<'a, 'py> {
 
 struct Sizes<'a, 'py> {
     tools: &'a [ToolRef<'a, 'py>],
-    redactor: Option<&'a Bound<'py, PyAny>>,
+    /// The native redactor (None: no secrets), called directly: no Python
+    /// method lookup per payload.
+    redactor: Option<&'a Redactor>,
     /// Memo generation when a session cache is in use (None: no memo).
     generation: Option<u64>,
     redacted: Vec<Option<Bound<'py, PyAny>>>,
@@ -64,18 +71,11 @@ impl<'py> Sizes<'_, 'py> {
             return Ok(text);
         }
         let payload = self.payload(j)?;
-        let mut hasher = DigestSink::new();
+        let mut hasher = HashSink(JsonHasher::new());
         walk(&payload, 0, &mut hasher).map_err(WalkError::into_pyerr)?;
-        let hex = hasher.finish();
+        let (hex, _) = hasher.0.finish();
         let t = self.tools[j].tool;
-        let text = format!(
-            "Tool result {} [{}]: omitted {} bytes (sha256 {})",
-            t.name,
-            t.id,
-            bytes,
-            &hex[..32]
-        );
-        let text = PyString::new(py, &text);
+        let text = PyString::new(py, &stub_text(&t.name, &t.id, bytes, &hex));
         self.remember(j, |m| m.text = Some(text.clone().unbind()));
         Ok(text)
     }
@@ -101,7 +101,7 @@ impl<'py> Sizes<'_, 'py> {
         }
         let mut value = self.result(j)?;
         if let Some(redactor) = self.redactor {
-            value = redactor.call_method1("redact_value", (value,))?;
+            value = redactor.redact(&value)?;
         }
         self.redacted[j] = Some(value.clone());
         Ok(value)
@@ -166,7 +166,7 @@ fn attention_plan<'py>(
     exclude_tools: Vec<String>,
     sticky_thinking: Option<Bound<'py, PyAny>>,
     sticky_ids: Option<Bound<'py, PyAny>>,
-    redactor: Option<Bound<'py, PyAny>>,
+    redactor: Option<Bound<'py, Redactor>>,
     cache: Option<Bound<'py, AttentionMeasureCache>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     if mutable.len() != groups.len() {
@@ -225,11 +225,13 @@ fn attention_plan<'py>(
         thinking_keep_turns,
         keep_last,
     };
-    let redactor = redactor.filter(|r| !r.is_none());
+    // A redactor without secrets changes nothing: sizes come from the
+    // measurement, exactly as with no redactor.
+    let redactor = redactor.filter(|r| !r.get().is_empty());
     let mut sizes = Sizes {
         tools: &tool_refs,
-        generation: cache_ref.map(|c| c.generation(redactor.as_ref())),
-        redactor: redactor.as_ref(),
+        generation: cache_ref.map(|c| c.generation(redactor.as_ref().map(|r| r.as_any()))),
+        redactor: redactor.as_ref().map(|r| r.get()),
         redacted: vec![None; tool_refs.len()],
         known: vec![None; tool_refs.len()],
     };

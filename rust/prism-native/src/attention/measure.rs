@@ -2,12 +2,10 @@
 //! (the native helper's in-place JSON walk), keep what the planner needs, and
 //! cache it per session for incremental turns.
 //!
-//! Token rules (per-block rounding so every mutation's delta is exact):
-//! a message costs `MESSAGE_OVERHEAD` plus, per block, ceil(chars / 4) of
-//! text, thinking text, tool_call name + arguments JSON, tool_result name +
-//! result JSON (other blocks: their compact JSON); an image costs
-//! `IMAGE_TOKENS`. Context blocks, skills and tool declarations cost
-//! ceil(compact JSON chars / 4).
+//! Token rules: `prism_core::tokens`, the same as `estimate_message_tokens`
+//! (per-block rounding, so every mutation's delta is exact), but lenient:
+//! a missing field counts as absent instead of raising. Context blocks,
+//! skills and tool declarations cost ceil(compact JSON chars / 4).
 use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::exceptions::PyTypeError;
@@ -16,16 +14,13 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use super::ceil4;
-pub(super) use super::size::json_size;
-use super::size::Size;
-use crate::bindings::tokens::{IMAGE_TOKENS as IMAGE, MESSAGE_OVERHEAD_TOKENS};
-use crate::bindings::walk::code_points;
-use crate::json_len::escaped_extra;
+use super::size::{json_size, Size};
+use crate::walk::code_points;
+use prism_core::attention::{thinking_key_from_call_id, thinking_key_from_digest};
+use prism_core::digest::sha256_hex;
+use prism_core::json_len::escaped_extra;
+use prism_core::tokens::{block_tokens, ceil4, BlockKind, MESSAGE_OVERHEAD_TOKENS};
 
-// The same per-block rules as `estimate_message_tokens` (bindings::tokens).
-const MESSAGE_OVERHEAD: u64 = MESSAGE_OVERHEAD_TOKENS as u64;
-const IMAGE_TOKENS: u64 = IMAGE as u64;
 const APPROVAL_KEYS: [&str; 7] = [
     "approval",
     "approvalId",
@@ -89,33 +84,33 @@ fn text_chars(v: Option<Bound<'_, PyAny>>) -> PyResult<u64> {
 
 // --- row measurement ----------------------------------------------------------
 
-pub(super) struct ToolMeasure {
-    pub(super) block: u32,
-    pub(super) name: String,
-    pub(super) id: String,
-    pub(super) payload_tokens: u64,
-    pub(super) payload_bytes: u64,
-    pub(super) name_chars: u64,
-    pub(super) stub_var_chars: u64,
-    pub(super) stub_var_bytes: u64,
-    pub(super) fixed_protected: bool,
+pub struct ToolMeasure {
+    pub block: u32,
+    pub name: String,
+    pub id: String,
+    pub payload_tokens: u64,
+    pub payload_bytes: u64,
+    pub name_chars: u64,
+    pub stub_var_chars: u64,
+    pub stub_var_bytes: u64,
+    pub fixed_protected: bool,
     /// `id` as a Python str, made once per row: sticky-set lookups reuse
     /// its cached hash and the output lists share it (None: empty id).
-    pub(super) id_obj: OnceLock<Option<Py<PyString>>>,
+    pub id_obj: OnceLock<Option<Py<PyString>>>,
     /// Redacted size and stub text, valid for one cache generation (one
     /// redactor): a sticky stub is re-applied every turn without re-hashing.
-    pub(super) memo: Mutex<StubMemo>,
+    pub memo: Mutex<StubMemo>,
 }
 
 #[derive(Default)]
-pub(super) struct StubMemo {
-    pub(super) generation: u64,
-    pub(super) bytes: Option<u64>,
-    pub(super) text: Option<Py<PyString>>,
+pub struct StubMemo {
+    pub generation: u64,
+    pub bytes: Option<u64>,
+    pub text: Option<Py<PyString>>,
 }
 
 impl ToolMeasure {
-    pub(super) fn id_obj<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+    pub fn id_obj<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
         self.id_obj
             .get_or_init(|| (!self.id.is_empty()).then(|| PyString::new(py, &self.id).unbind()))
             .as_ref()
@@ -126,7 +121,7 @@ impl ToolMeasure {
 impl RowMeasure {
     /// The turn's sticky key (see `thinking_key`) as a Python str, computed
     /// once per row; None when the turn has no key.
-    pub(super) fn thinking_key_obj<'py>(
+    pub fn thinking_key_obj<'py>(
         &self,
         msg: &Bound<'py, PyAny>,
     ) -> PyResult<Option<Bound<'py, PyString>>> {
@@ -144,12 +139,12 @@ impl RowMeasure {
     }
 }
 
-pub(super) struct RowMeasure {
-    pub(super) tokens: u64,
-    pub(super) thinking_tokens: u64,
-    pub(super) has_thinking: bool,
-    pub(super) tools: Vec<ToolMeasure>,
-    pub(super) thinking_key: OnceLock<Option<Py<PyString>>>,
+pub struct RowMeasure {
+    pub tokens: u64,
+    pub thinking_tokens: u64,
+    pub has_thinking: bool,
+    pub tools: Vec<ToolMeasure>,
+    pub thinking_key: OnceLock<Option<Py<PyString>>>,
 }
 
 fn has_approval(meta: Option<Bound<'_, PyAny>>) -> PyResult<bool> {
@@ -183,11 +178,7 @@ fn stub_part(s: &str) -> (u64, u64) {
     (s.chars().count() as u64 + extra, s.len() as u64)
 }
 
-pub(super) fn measure_message(
-    msg: &Bound<'_, PyAny>,
-    group: usize,
-    row: usize,
-) -> PyResult<RowMeasure> {
+pub fn measure_message(msg: &Bound<'_, PyAny>, group: usize, row: usize) -> PyResult<RowMeasure> {
     let d = as_dict(msg).ok_or_else(|| {
         PyTypeError::new_err(format!(
             "attention: group {group} row {row} is not a message dict"
@@ -201,7 +192,7 @@ pub(super) fn measure_message(
         None => false,
     };
     let mut m = RowMeasure {
-        tokens: MESSAGE_OVERHEAD,
+        tokens: MESSAGE_OVERHEAD_TOKENS,
         thinking_tokens: 0,
         has_thinking: false,
         tools: Vec::new(),
@@ -224,7 +215,7 @@ pub(super) fn measure_message(
     let mut message_approval: Option<bool> = None;
     for (b, block) in list.iter().enumerate() {
         let Some(bd) = as_dict(&block) else {
-            m.tokens += ceil4(json_size(&block)?.chars);
+            m.tokens += block_tokens(BlockKind::Other, json_size(&block)?.chars);
             continue;
         };
         let kind_obj = peek(bd, intern!(bd.py(), "type"))?;
@@ -232,25 +223,29 @@ pub(super) fn measure_message(
             .as_deref()
             .and_then(|k| k.cast::<PyString>().ok())
             .and_then(|k| k.to_str().ok());
+        let kind = kind.map_or(BlockKind::Other, BlockKind::of);
         match kind {
-            Some("text") => m.tokens += ceil4(text_field(bd, intern!(bd.py(), "text"))?),
-            Some("thinking") => {
-                let t = ceil4(text_field(bd, intern!(bd.py(), "text"))?);
+            BlockKind::Text => {
+                m.tokens += block_tokens(kind, text_field(bd, intern!(bd.py(), "text"))?)
+            }
+            BlockKind::Thinking => {
+                let t = block_tokens(kind, text_field(bd, intern!(bd.py(), "text"))?);
                 m.tokens += t;
                 if assistant {
                     m.thinking_tokens += t;
                     m.has_thinking = true;
                 }
             }
-            Some("image") => m.tokens += IMAGE_TOKENS,
-            Some("tool_call") => {
+            BlockKind::Image => m.tokens += block_tokens(kind, 0),
+            BlockKind::ToolCall => {
                 let args = match bd.get_item(intern!(bd.py(), "arguments"))? {
                     Some(a) => json_size(&a)?.chars,
                     None => 0,
                 };
-                m.tokens += ceil4(text_chars(bd.get_item(intern!(bd.py(), "name"))?)? + args);
+                let name = text_chars(bd.get_item(intern!(bd.py(), "name"))?)?;
+                m.tokens += block_tokens(kind, name + args);
             }
-            Some("tool_result") => {
+            BlockKind::ToolResult => {
                 let name = string_field(bd, intern!(bd.py(), "name"))?;
                 let id = string_field(bd, intern!(bd.py(), "toolCallId"))?;
                 let name_chars = name.chars().count() as u64;
@@ -258,7 +253,7 @@ pub(super) fn measure_message(
                     Some(r) => json_size(&r)?,
                     None => Size { chars: 4, bytes: 4 },
                 };
-                let payload_tokens = ceil4(name_chars + payload.chars);
+                let payload_tokens = block_tokens(kind, name_chars + payload.chars);
                 m.tokens += payload_tokens;
                 let is_error = match bd.get_item(intern!(bd.py(), "isError"))? {
                     Some(e) => e.is_truthy()?,
@@ -286,7 +281,7 @@ pub(super) fn measure_message(
                     memo: Mutex::new(StubMemo::default()),
                 });
             }
-            _ => m.tokens += ceil4(json_size(&block)?.chars),
+            BlockKind::Other => m.tokens += block_tokens(kind, json_size(&block)?.chars),
         }
     }
     Ok(m)
@@ -294,7 +289,7 @@ pub(super) fn measure_message(
 
 /// Stable sticky key of a thinking turn: the message id, else its first
 /// tool-call id, else a digest of its first thinking block's signature (or text).
-pub(super) fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
+pub fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
     let d = msg.cast::<PyDict>()?;
     if let Some(id) = d.get_item(intern!(d.py(), "id"))? {
         if let Ok(s) = id.cast::<PyString>() {
@@ -320,7 +315,7 @@ pub(super) fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
                     if let Some(id) = bd.get_item(intern!(bd.py(), "id"))? {
                         if let Ok(s) = id.cast::<PyString>() {
                             if s.len()? > 0 {
-                                return Ok(format!("call:{}", s.to_string_lossy()));
+                                return Ok(thinking_key_from_call_id(&s.to_string_lossy()));
                             }
                         }
                     }
@@ -348,8 +343,8 @@ pub(super) fn thinking_key(msg: &Bound<'_, PyAny>) -> PyResult<String> {
                         .unwrap_or_else(|| PyString::new(msg.py(), "").into_any()),
                 };
                 let text = source.str()?;
-                let hex = crate::digest::sha256_hex(text.to_string_lossy().as_bytes());
-                return Ok(format!("sha256:{}", &hex[..32]));
+                let hex = sha256_hex(text.to_string_lossy().as_bytes());
+                return Ok(thinking_key_from_digest(&hex));
             }
         }
     }
@@ -396,7 +391,7 @@ pub struct AttentionMeasureCache {
 impl AttentionMeasureCache {
     /// The memo generation for `redactor`: unchanged while the same redactor
     /// object (or none) comes back, bumped when it changes.
-    pub(super) fn generation(&self, redactor: Option<&Bound<'_, PyAny>>) -> u64 {
+    pub fn generation(&self, redactor: Option<&Bound<'_, PyAny>>) -> u64 {
         let mut inner = self.inner.lock().expect("cache lock");
         let same = match (&inner.redactor, redactor) {
             (None, None) => inner.generation > 0,
@@ -439,7 +434,7 @@ impl AttentionMeasureCache {
 
 /// A row's measure: shared with the session cache, or owned for this call
 /// (no reference-counted allocation when nothing is cached).
-pub(super) enum Measure {
+pub enum Measure {
     Owned(RowMeasure),
     Shared(Arc<RowMeasure>),
 }
@@ -454,14 +449,14 @@ impl std::ops::Deref for Measure {
     }
 }
 
-pub(super) struct MeasuredRow<'py> {
-    pub(super) group: usize,
-    pub(super) row: usize,
-    pub(super) obj: Bound<'py, PyAny>,
-    pub(super) measure: Measure,
+pub struct MeasuredRow<'py> {
+    pub group: usize,
+    pub row: usize,
+    pub obj: Bound<'py, PyAny>,
+    pub measure: Measure,
 }
 
-pub(super) fn measure_groups<'py>(
+pub fn measure_groups<'py>(
     groups: &[Bound<'py, PyAny>],
     mutable: &[bool],
     extras: &[Bound<'py, PyAny>],

@@ -1,6 +1,6 @@
 //! SHA-256 of bytes/str and of a value's compact JSON, hashed as it is walked.
-use super::walk::{walk, HashSink, WalkError, DETACH_BYTES};
-use crate::digest::{sha256_hex as hex_of, JsonHasher};
+use crate::walk::{type_name, walk, HashSink, WalkError, DETACH_BYTES};
+use prism_core::digest::{sha256_hex as hex_of, JsonHasher};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -25,16 +25,20 @@ pub fn sha256_hex(data: &Bound<'_, PyAny>) -> PyResult<String> {
     }
     Err(PyTypeError::new_err(format!(
         "sha256_hex() needs bytes or str, not {}",
-        super::walk::type_name(data)
+        type_name(data)
     )))
 }
 
 /// `(hex, byte_len)` of the compact JSON UTF-8 bytes of `value`.
 #[pyfunction]
 pub fn digest_value(value: &Bound<'_, PyAny>) -> PyResult<(String, u64)> {
-    let mut sink = HashSink {
-        hasher: JsonHasher::new(),
-    };
+    let mut sink = HashSink(JsonHasher::new());
     walk(value, 0, &mut sink).map_err(WalkError::into_pyerr)?;
-    Ok(sink.hasher.finish())
+    Ok(sink.0.finish())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sha256_hex, m)?)?;
+    m.add_function(wrap_pyfunction!(digest_value, m)?)?;
+    Ok(())
 }

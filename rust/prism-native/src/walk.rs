@@ -1,8 +1,8 @@
 //! Walks Python values in place as if they were compact JSON, feeding a
 //! `Sink` (a length counter or a hasher). Errors carry the path to the
 //! offending value, built only while unwinding so the happy path pays nothing.
-use crate::digest::JsonHasher;
-use crate::json_len::{escaped_extra, int_len, py_float_repr};
+use prism_core::digest::JsonHasher;
+use prism_core::json_len::{escaped_extra, int_len, py_float_repr};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -119,6 +119,8 @@ pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
 /// Code points of a str: O(1), no copy.
 #[inline]
 pub fn code_points(s: &Bound<'_, PyString>) -> usize {
+    // SAFETY: `s` is a live str (the `Bound` proves the GIL is held), and
+    // `PyUnicode_GetLength` cannot fail on a str.
     unsafe { ffi::PyUnicode_GetLength(s.as_ptr()) as usize }
 }
 
@@ -129,6 +131,10 @@ pub fn surrogate_bytes<'py>(
     s: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
     let py = s.py();
+    // SAFETY: `s` is a live str and the codec names are NUL-terminated
+    // literals; the result is a new reference (or NULL with an exception
+    // set, which `from_owned_ptr_or_err` turns into the error), and
+    // `PyUnicode_AsEncodedString` returns bytes, so the unchecked cast holds.
     unsafe {
         let ptr = ffi::PyUnicode_AsEncodedString(
             s.as_ptr(),
@@ -239,15 +245,14 @@ impl Sink for LenSink {
     }
 }
 
-/// Streams the compact JSON UTF-8 bytes into SHA-256.
-pub struct HashSink {
-    pub hasher: JsonHasher,
-}
+/// Streams the compact JSON UTF-8 bytes into SHA-256 (`digest_value` and
+/// the attention pass's stub digests).
+pub struct HashSink(pub JsonHasher);
 
 impl Sink for HashSink {
     #[inline]
     fn punct(&mut self, b: &'static [u8]) {
-        self.hasher.raw(b);
+        self.0.raw(b);
     }
     fn string(&mut self, s: &Bound<'_, PyString>) -> WalkResult<()> {
         let text = s
@@ -257,21 +262,21 @@ impl Sink for HashSink {
         if bytes.len() >= DETACH_BYTES {
             // Hold the str while other threads run (see `scan`).
             let _keep = s.clone();
-            let hasher = &mut self.hasher;
+            let hasher = &mut self.0;
             detach(s.py(), || hasher.string(bytes));
         } else {
-            self.hasher.string(bytes);
+            self.0.string(bytes);
         }
         Ok(())
     }
     fn int(&mut self, v: i64) {
-        self.hasher.raw(v.to_string().as_bytes());
+        self.0.raw(itoa_i64(v).as_bytes());
     }
     fn digits(&mut self, d: &str) {
-        self.hasher.raw(d.as_bytes());
+        self.0.raw(d.as_bytes());
     }
     fn float(&mut self, repr: &str) {
-        self.hasher.raw(repr.as_bytes());
+        self.0.raw(repr.as_bytes());
     }
 }
 
@@ -353,9 +358,13 @@ fn walk_dict<S: Sink>(d: &Bound<'_, PyDict>, depth: usize, sink: &mut S) -> Walk
     let mut kp: *mut ffi::PyObject = std::ptr::null_mut();
     let mut vp: *mut ffi::PyObject = std::ptr::null_mut();
     let mut first = true;
+    // SAFETY: `d` is a live dict held for the loop (strongly when the sink
+    // may release the GIL), and the out-pointers are valid locals.
     while unsafe { ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut kp, &mut vp) } != 0 {
         // Error paths name the key after the value's walk; if that walk may
         // have released the GIL, the key is owned. The value is borrowed.
+        // SAFETY: `PyDict_Next` returned a non-NULL key borrowed from `d`,
+        // which outlives this iteration; it is owned before any release.
         let kb = unsafe { Borrowed::from_ptr(py, kp) };
         let owned;
         let k: &Bound<'_, PyAny> = if S::MAY_DETACH {
@@ -364,6 +373,8 @@ fn walk_dict<S: Sink>(d: &Bound<'_, PyDict>, depth: usize, sink: &mut S) -> Walk
         } else {
             &kb
         };
+        // SAFETY: a non-NULL value borrowed from `d`; the walk of it takes
+        // its own reference before it could release the GIL.
         let v = unsafe { Borrowed::from_ptr(py, vp) };
 
         if !first {
@@ -404,7 +415,11 @@ fn walk_list<S: Sink>(l: &Bound<'_, PyList>, depth: usize, sink: &mut S) -> Walk
     let py = l.py();
     sink.punct(b"[");
     let mut i = 0;
+    // SAFETY: `l` is a live list, held strongly when the sink may release
+    // the GIL (the length is re-read each step for that case).
     while (i as ffi::Py_ssize_t) < unsafe { ffi::PyList_Size(l.as_ptr()) } {
+        // SAFETY: as above; an index past a shrunk list returns NULL with
+        // an IndexError, handled below.
         let ptr = unsafe { ffi::PyList_GetItem(l.as_ptr(), i as ffi::Py_ssize_t) };
         if ptr.is_null() {
             PyErr::take(py);
@@ -413,6 +428,8 @@ fn walk_list<S: Sink>(l: &Bound<'_, PyList>, depth: usize, sink: &mut S) -> Walk
         if i > 0 {
             sink.punct(b",");
         }
+        // SAFETY: non-NULL item borrowed from `l`, not touched after its
+        // walk returns (see the doc comment above).
         let v = unsafe { Borrowed::from_ptr(py, ptr) };
         walk(&v, depth, sink).map_err(|e| e.in_index(i))?;
         i += 1;
@@ -443,6 +460,8 @@ fn walk_seq<'py, S: Sink>(
 fn walk_int<S: Sink>(obj: &Bound<'_, PyAny>, sink: &mut S) -> WalkResult<()> {
     let py = obj.py();
     let mut overflow = 0;
+    // SAFETY: `obj` is a live int (or int subclass); errors are reported
+    // through the return value and the error indicator, checked below.
     let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(obj.as_ptr(), &mut overflow) };
     if overflow == 0 {
         if v == -1 {
@@ -455,6 +474,8 @@ fn walk_int<S: Sink>(obj: &Bound<'_, PyAny>, sink: &mut S) -> WalkResult<()> {
     }
     // Past 64 bits: the decimal text itself (int subclasses print as int,
     // like json.dumps). CPython's digit limit surfaces as a ValueError.
+    // SAFETY: `obj` is live; `PyNumber_Index` returns a new reference or
+    // NULL with an exception set, which `from_owned_ptr_or_err` handles.
     let exact = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyNumber_Index(obj.as_ptr())) }
         .map_err(|e| WalkError::from_py(py, e))?;
     let text = exact.str().map_err(|e| WalkError::from_py(py, e))?;
@@ -463,6 +484,8 @@ fn walk_int<S: Sink>(obj: &Bound<'_, PyAny>, sink: &mut S) -> WalkResult<()> {
 }
 
 fn walk_float<S: Sink>(obj: &Bound<'_, PyAny>, sink: &mut S) -> WalkResult<()> {
+    // SAFETY: `obj` is a live float (or float subclass), for which
+    // `PyFloat_AsDouble` cannot fail.
     let v = unsafe { ffi::PyFloat_AsDouble(obj.as_ptr()) };
     match py_float_repr(v) {
         Some(r) => {
@@ -487,4 +510,37 @@ pub fn json_len(obj: &Bound<'_, PyAny>) -> WalkResult<usize> {
     let mut sink = LenSink::default();
     walk(obj, 0, &mut sink)?;
     Ok(sink.total)
+}
+
+/// Decimal text of an i64 without a heap allocation.
+fn itoa_i64(v: i64) -> ItoaBuf {
+    let mut buf = ItoaBuf {
+        bytes: [0; 20],
+        start: 20,
+    };
+    let mut n = v.unsigned_abs();
+    loop {
+        buf.start -= 1;
+        buf.bytes[buf.start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        buf.start -= 1;
+        buf.bytes[buf.start] = b'-';
+    }
+    buf
+}
+
+struct ItoaBuf {
+    bytes: [u8; 20],
+    start: usize,
+}
+
+impl ItoaBuf {
+    fn as_bytes(&self) -> &[u8] {
+        &self.bytes[self.start..]
+    }
 }

@@ -1,7 +1,7 @@
 //! `Redactor`: the secret automaton plus a value walk that copies only the
 //! containers on paths where something matched.
-use super::walk::{surrogate_bytes, type_name, WalkError, WalkResult, MAX_DEPTH};
-use crate::redact::SecretMatcher;
+use crate::walk::{surrogate_bytes, type_name, WalkError, WalkResult, MAX_DEPTH};
+use prism_core::redact::SecretMatcher;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -18,6 +18,21 @@ pub struct Redactor {
 }
 
 impl Redactor {
+    /// True when the redactor has no secrets (it would change nothing).
+    pub fn is_empty(&self) -> bool {
+        self.matcher.is_empty()
+    }
+
+    /// `value` with every secret masked: `value` itself when nothing matched,
+    /// otherwise new containers only along the paths that changed (what the
+    /// Python method `redact_value` returns).
+    pub fn redact<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self
+            .redact_obj(value, 0)
+            .map_err(WalkError::into_pyerr)?
+            .unwrap_or_else(|| value.clone()))
+    }
+
     /// `None` when `s` holds no secret (callers keep the original object).
     fn redact_str<'py>(&self, s: &Bound<'py, PyString>) -> PyResult<Option<Bound<'py, PyString>>> {
         let py = s.py();
@@ -27,7 +42,9 @@ impl Redactor {
         match s.to_str() {
             Ok(text) => {
                 let out = self.run(py, text.as_bytes());
-                // Secrets and mask are whole UTF-8 strings, so the output is too.
+                // SAFETY: the input is UTF-8 and only whole secrets (UTF-8
+                // strings, so whole code points) are replaced by the UTF-8
+                // mask, so the output is UTF-8 too.
                 Ok(out.map(|v| PyString::new(py, unsafe { std::str::from_utf8_unchecked(&v) })))
             }
             Err(_) => {
@@ -35,6 +52,8 @@ impl Redactor {
                 let Some(out) = self.run(py, b.as_bytes()) else {
                     return Ok(None);
                 };
+                // SAFETY: `out` is a live buffer of `out.len()` bytes and the
+                // error handler name is a NUL-terminated literal.
                 let ptr = unsafe {
                     ffi::PyUnicode_DecodeUTF8(
                         out.as_ptr().cast(),
@@ -42,6 +61,8 @@ impl Redactor {
                         c"surrogatepass".as_ptr(),
                     )
                 };
+                // SAFETY: a new reference (or NULL with an exception set,
+                // turned into the error); `PyUnicode_DecodeUTF8` returns a str.
                 Ok(Some(unsafe {
                     Bound::from_owned_ptr_or_err(py, ptr)?.cast_into_unchecked()
                 }))
@@ -221,9 +242,6 @@ impl Redactor {
     /// Returns `value` itself when nothing matched; otherwise new dicts,
     /// lists and tuples only along the paths that changed.
     fn redact_value<'py>(&self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(self
-            .redact_obj(value, 0)
-            .map_err(WalkError::into_pyerr)?
-            .unwrap_or_else(|| value.clone()))
+        self.redact(value)
     }
 }

@@ -1,8 +1,9 @@
 //! The attention compiler's single pass, as pure planning over measured rows.
 //!
-//! The binding (`attention_py.rs`) measures every row of the request once and
-//! hands this module token counts; planning then only subtracts each
-//! mutation's delta. Nothing here touches Python.
+//! The binding (`prism-native`'s `attention` module) measures every row of
+//! the request once and hands this module token counts; planning then only
+//! subtracts each mutation's delta. The stub text and its size rules live in
+//! `stub`, next to the planner that prices them.
 //!
 //! Order: sticky rows first (they stay applied even under the ratio, so the
 //! cached prefix never changes back), then, only when the estimate is over
@@ -11,34 +12,11 @@
 //! stage 2 (tool results beyond the newest `keep_last`, oldest first). Each
 //! stage stops as soon as the estimate is at or under the target.
 
-#[path = "attention_digest.rs"]
-mod digest;
-#[path = "attention_measure.rs"]
-mod measure;
-#[path = "attention_py.rs"]
-mod py;
-#[path = "attention_size.rs"]
-mod size;
-pub use py::register;
+mod stub;
+pub use stub::{stub_text, thinking_key_from_call_id, thinking_key_from_digest, STUB_FIXED_CHARS};
 
-/// Characters of the stub text that do not depend on the row:
-/// `Tool result ` + ` [` + `]: omitted ` + ` bytes (sha256 ` + 32 hex + `)`.
-pub const STUB_FIXED_CHARS: u64 = 12 + 2 + 11 + 15 + 32 + 1;
-
-#[inline]
-pub fn ceil4(chars: u64) -> u64 {
-    chars.div_ceil(4)
-}
-
-#[inline]
-pub fn digits(mut n: u64) -> u64 {
-    let mut d = 1;
-    while n >= 10 {
-        n /= 10;
-        d += 1;
-    }
-    d
-}
+use crate::tokens::ceil4;
+use stub::digits;
 
 /// An assistant turn that carries thinking blocks.
 #[derive(Debug, Clone)]
@@ -356,13 +334,5 @@ mod tests {
     fn stub_costlier_than_payload_is_skipped() {
         let p = run(200, &[], &[tool(3), tool(3)], &params(100));
         assert!(p.stub.is_empty() && p.over_budget && !p.truncated);
-    }
-
-    #[test]
-    fn digits_counts() {
-        assert_eq!(
-            (digits(0), digits(9), digits(10), digits(41_982)),
-            (1, 1, 2, 5)
-        );
     }
 }
