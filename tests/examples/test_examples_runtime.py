@@ -66,3 +66,18 @@ def test_branching_walkthrough() -> None:
         "sessions: ['main', 'fork', 'clone']",
         "after compaction: ['re: plan B instead'] summaries: 1",
     ]
+
+
+def test_runtime_streaming_walkthrough() -> None:
+    lines = example_lines("runtime_streaming.py")
+    assert lines == [
+        "compaction trigger: {'type': 'input_ratio', 'ratio': 0.9}",
+        "run_sync: echo: hello",
+        "delta: echo: ",
+        "delta: streamed",
+        "result: echo: streamed",
+        "running after break: False",
+        "next run: echo: again",
+        "must_exist: unknown_name",
+        "reopened messages: 7",
+    ]
