@@ -78,7 +78,8 @@ def test_thinking_first_oldest_first_then_tools() -> None:
     # Room for stripping four thinking turns but not five: stage 2 never runs.
     per_turn = (len("plan 0 ") + 400 + 3) // 4
     cap = int((used - 4.5 * per_turn) / 0.75)
-    out = compile_attention(compiler(cap, keepLast=0), g)
+    # The reference policy stops as soon as the request is under the ratio.
+    out = compile_attention(compiler(cap, keepLast=0, policy="reference"), g)
     assert out.mutated and out.report.dropped_thinking_turns == 5
     assert out.report.stubbed_tool_results == 0
     kinds = [[b["type"] for b in m["content"]] for m in out.groups.history[::2]]
@@ -241,14 +242,14 @@ def test_budget_error_leaves_frontier_untouched() -> None:
 def test_truncated_when_stopped_with_eligible_rows_left() -> None:
     g = groups_of(history(8))
     used = compile_attention(compiler(10**9), g).report.used
-    out = compile_attention(compiler(int(used / 0.75) - 10, keepLast=1), g)
+    out = compile_attention(compiler(int(used / 0.75) - 10, keepLast=1, policy="reference"), g)
     assert out.mutated and out.report.truncated
     assert out.report.dropped_thinking_turns == 1
 
 
 def test_hysteresis_shrinks_to_target() -> None:
     g = groups_of(history(10))
-    plain = compile_attention(compiler(6000, keepLast=1), g)
+    plain = compile_attention(compiler(6000, keepLast=1, policy="reference"), g)
     hyst = compile_attention(compiler(6000, keepLast=1, targetRatio=0.4), g)
     assert hyst.report.used_after <= 0.4 * 6000 < plain.report.used_after
     assert hyst.report.stubbed_tool_results > plain.report.stubbed_tool_results

@@ -105,7 +105,8 @@ async def test_incremental_compiler_uses_the_session_cache() -> None:
 async def test_truncation_trigger_hands_off_to_compaction() -> None:
     truncation = create_attention_truncation_trigger(threshold=1)
     agent, _ = make(
-        {"maxInputTokens": 9000, "keepLast": 1},
+        # Truncation is the reference policy's signal (a deep trip never stops early).
+        {"maxInputTokens": 9000, "keepLast": 1, "policy": "reference"},
         compaction={"trigger": truncation.trigger, "keepRecentEntries": 2},
     )
     session = agent.create_session()

@@ -20,5 +20,5 @@ def test_attention_demo_runs() -> None:
 def test_attention_persist_demo_runs() -> None:
     done = run_example("attention_persist_demo.py")
     assert "session file: 1 frontier checkpoint(s)" in done.stdout
-    assert "after the restart: first request has 1 stubbed results" in done.stdout
+    assert "after the restart: first request has 3 stubbed results" in done.stdout
     assert "cached prefix kept across the restart: True" in done.stdout

@@ -7,6 +7,7 @@ from prism.attention.compile import (
     apply_attention_plan,
     compile_attention,
     create_attention_measure_cache,
+    estimate_compiled_tokens,
 )
 from prism.attention.frontier import AttentionStickyFrontier, create_attention_sticky_frontier
 from prism.attention.options import (
@@ -21,6 +22,7 @@ from prism.attention.persist import (
     frontier_checkpoint_entry,
     restore_attention_frontier,
 )
+from prism.attention.policy import POLICIES, ToolResultFold, cache_multipliers, proactive_ratio
 from prism.attention.report import AttentionReport, is_attention_budget_error
 from prism.attention.triggers import (
     AttentionTruncationTrigger,
@@ -31,6 +33,7 @@ from prism.errors import AttentionBudgetError, AttentionConfigError
 
 __all__ = [
     "FRONTIER_CUSTOM_TYPE",
+    "POLICIES",
     "AttentionBudgetError",
     "AttentionCompiler",
     "AttentionCompilerOptions",
@@ -39,15 +42,19 @@ __all__ = [
     "AttentionReport",
     "AttentionStickyFrontier",
     "AttentionTruncationTrigger",
+    "ToolResultFold",
     "apply_attention_plan",
     "assert_compaction_trigger",
+    "cache_multipliers",
     "compile_attention",
     "create_attention_compiler",
     "create_attention_measure_cache",
     "create_attention_sticky_frontier",
     "create_attention_truncation_trigger",
+    "estimate_compiled_tokens",
     "frontier_checkpoint_entry",
     "is_attention_budget_error",
+    "proactive_ratio",
     "resolve_input_cap",
     "resolve_run_compiler",
     "restore_attention_frontier",

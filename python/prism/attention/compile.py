@@ -11,11 +11,14 @@ groups object comes back.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from prism.attention.fold import fold_plan
 from prism.attention.frontier import AttentionStickyFrontier
 from prism.attention.options import AttentionCompiler, create_attention_compiler
+from prism.attention.policy import at_tool_result_boundary
 from prism.attention.report import AttentionReport
 from prism.errors import AttentionBudgetError
 
@@ -97,8 +100,6 @@ def compile_attention(
     :class:`AttentionBudgetError` when every eligible stage ran and the
     estimate is still over ``trigger_ratio`` of the input cap.
     """
-    from prism import _native
-
     if not isinstance(compiler, AttentionCompiler):
         compiler = create_attention_compiler(compiler, model=model)
     if compiler.incremental and measure_cache is None and frontier is not None:
@@ -109,27 +110,25 @@ def compile_attention(
         _skill_values(_extra(groups, "skills", skills)),
         _extra(groups, "tools", tools),
     ]
-    plan = _native.attention_plan(
-        lists,
-        MUTABLE,
-        extras,
-        compiler.input_cap,
-        compiler.trigger_ratio,
-        compiler.target_ratio,
-        compiler.thinking_keep_turns,
-        compiler.keep_last,
-        list(compiler.exclude_tools),
-        frontier.thinking.as_set() if frontier is not None else None,
-        frontier.tool_call_ids.as_set() if frontier is not None else None,
-        # The native pass takes the native Redactor; one without secrets
-        # (e.g. a NoopRedactor) changes nothing.
-        redactor if redactor is not None and len(redactor) else None,
-        measure_cache if compiler.incremental else None,
-    )
+    cache = measure_cache if compiler.incremental else None
+    plan = _plan(compiler, lists, extras, frontier, redactor, cache)
     if plan["overBudget"]:
         raise AttentionBudgetError(
             plan["used"], plan["usedAfter"], compiler.input_cap, compiler.trigger_ratio
         )
+    if (
+        compiler.policy == "proactive"
+        and not plan["gateTripped"]
+        and plan["usedAfter"] >= compiler.proactive_floor * compiler.input_cap
+        and at_tool_result_boundary(lists)
+    ):
+        plan = _proactive(compiler, plan, lists, extras, frontier, redactor, cache)
+    if plan["rows"] and compiler.tool_result_fold is not None:
+        plan = fold_plan(compiler.tool_result_fold, plan, lists, frontier, redactor)
+        if plan["gateTripped"] and plan["usedAfter"] > compiler.trigger_ratio * compiler.input_cap:
+            raise AttentionBudgetError(
+                plan["used"], plan["usedAfter"], compiler.input_cap, compiler.trigger_ratio
+            )
     report = AttentionReport(
         used=plan["used"],
         used_after=plan["usedAfter"],
@@ -150,6 +149,98 @@ def compile_attention(
     if frontier is not None:
         frontier.add(plan["thinkingKeys"], plan["toolCallIds"])
     return AttentionOutcome(clone, True, report)
+
+
+def _plan(
+    compiler: AttentionCompiler,
+    lists: list[Sequence[Any]],
+    extras: list[Sequence[Any]],
+    frontier: AttentionStickyFrontier | None,
+    redactor: Any,
+    cache: Any,
+    *,
+    everything: bool = False,
+) -> dict[str, Any]:
+    """One native measure + plan. ``everything`` plans a trip to full depth
+    whatever the estimate (a zero trigger), for the proactive rule and the
+    compaction floor; its ``overBudget`` flag is then meaningless and is
+    cleared."""
+    from prism import _native
+
+    plan: dict[str, Any] = _native.attention_plan(
+        lists,
+        MUTABLE,
+        extras,
+        compiler.input_cap,
+        0.0 if everything else compiler.trigger_ratio,
+        0.0 if everything else compiler.trip_target_ratio,
+        compiler.thinking_keep_turns,
+        compiler.keep_last,
+        list(compiler.exclude_tools),
+        frontier.thinking.as_set() if frontier is not None else None,
+        frontier.tool_call_ids.as_set() if frontier is not None else None,
+        # The native pass takes the native Redactor; one without secrets
+        # (e.g. a NoopRedactor) changes nothing.
+        redactor if redactor is not None and len(redactor) else None,
+        cache,
+    )
+    if everything:
+        plan["overBudget"] = False
+    return plan
+
+
+def _proactive(
+    compiler: AttentionCompiler,
+    plan: dict[str, Any],
+    lists: list[Sequence[Any]],
+    extras: list[Sequence[Any]],
+    frontier: AttentionStickyFrontier | None,
+    redactor: Any,
+    cache: Any,
+) -> dict[str, Any]:
+    """Under the trigger, at a tool result: trip to full depth when the
+    tokens it takes out are at least ``compiler.proactive_ratio`` times what
+    is left (then the rewrite is paid back by cheaper cache reads over the
+    next requests), else keep ``plan`` (sticky rows only)."""
+    full = _plan(compiler, lists, extras, frontier, redactor, cache, everything=True)
+    reducible = plan["usedAfter"] - full["usedAfter"]
+    if reducible > 0 and reducible >= compiler.proactive_ratio * full["usedAfter"]:
+        return full
+    return plan
+
+
+def estimate_compiled_tokens(
+    compiler: Any,
+    messages: Sequence[Any],
+    *,
+    frontier: AttentionStickyFrontier | None = None,
+    model: Mapping[str, Any] | None = None,
+) -> int:
+    """How full ``messages`` are for auto-compaction when the gate is on.
+
+    The gate can always shrink the request to its floor (every eligible row
+    reduced, sticky rows included), and it fails once the floor passes
+    ``trigger_ratio`` of the cap. A run can add a tool result the gate may
+    not shrink (the newest ``keep_last`` are kept), so this returns the
+    floor plus the largest recent tool message, in the trigger's frame
+    (divided by ``trigger_ratio``): an ``input_ratio`` trigger at 0.9 hands
+    off to compaction while the gate still has room for one more result like
+    the recent ones, and not merely because the raw history is long.
+    Nothing is mutated and the frontier is not changed."""
+    from prism import _native
+
+    if not isinstance(compiler, AttentionCompiler):
+        compiler = create_attention_compiler(compiler, model=model)
+    lists: list[Sequence[Any]] = [[], [], list(messages), [], [], []]
+    floor = _plan(compiler, lists, [[], [], []], frontier, None, None, everything=True)
+    recent = [m for m in messages[-4 * max(compiler.keep_last, 1) :] if _role(m) == "tool"]
+    room: int = max((_native.estimate_message_tokens(m) for m in recent), default=0)
+    ratio: float = compiler.trigger_ratio
+    return math.ceil((int(floor["usedAfter"]) + room) / ratio)
+
+
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, Mapping) else getattr(message, "role", None)
 
 
 def apply_attention_plan(

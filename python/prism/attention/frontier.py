@@ -70,6 +70,7 @@ class AttentionStickyFrontier:
         "_persisted",
         "_version",
         "clone_memo",
+        "fold_cache",
         "thinking",
         "tool_call_ids",
     )
@@ -81,6 +82,9 @@ class AttentionStickyFrontier:
         self._measure_cache: Any = None
         # Clones of sticky rows, reused while the same message comes back.
         self.clone_memo: dict[int, tuple[Any, Any, Any]] = {}
+        # tool_result_fold answers per call id (None = keep the digest stub),
+        # so a re-applied row never calls the host summarizer twice.
+        self.fold_cache: dict[str, str | None] = {}
         # Key sets of the last checkpoint written to (or read from) a store.
         self._persisted: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
@@ -109,6 +113,7 @@ class AttentionStickyFrontier:
         self.thinking.clear()
         self.tool_call_ids.clear()
         self.clone_memo.clear()
+        self.fold_cache.clear()
         self._version += 1
 
     def __len__(self) -> int:

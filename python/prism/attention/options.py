@@ -15,6 +15,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from prism.attention.policy import (
+    DEFAULT_POLICY,
+    DEFAULT_PROACTIVE_FLOOR,
+    ToolResultFold,
+    cache_multipliers,
+    check_policy,
+    coerce_fold,
+    proactive_ratio,
+)
 from prism.errors import AttentionConfigError
 
 MAX_EXCLUDE_TOOLS = 256
@@ -32,8 +41,12 @@ _JSON_KEYS: dict[str, str] = {
     "targetRatio": "target_ratio",
     "incremental": "incremental",
     "persistFrontier": "persist_frontier",
+    "policy": "policy",
+    "proactiveFloor": "proactive_floor",
 }
-_FIELDS = frozenset(_JSON_KEYS.values())
+# Python callers may also pass snake_case keys, and the summarizer (a
+# callable, so never on a wire) only that way.
+_FIELDS = frozenset(_JSON_KEYS.values()) | {"tool_result_fold"}
 
 
 def _ratio(name: str, value: object) -> float:
@@ -84,9 +97,17 @@ def _exclude_tools(value: object) -> tuple[str, ...]:
 class AttentionCompilerOptions:
     """Tuning of the attention gate; every field is validated here.
 
-    ``target_ratio`` (hysteresis), ``incremental`` and ``persist_frontier``
-    go beyond the original and are off by default, so default behaviour
-    matches the reference.
+    ``policy`` says how deep a trip goes and whether the gate may act under
+    the trigger (see :mod:`prism.attention.policy`): ``"deep"`` (default)
+    keeps the reference's contract that nothing changes under
+    ``trigger_ratio`` and reduces everything eligible when it trips;
+    ``"proactive"`` may also act from ``proactive_floor`` of the cap up, at
+    a tool result, when that pays for itself; ``"reference"`` stops as soon
+    as the request is under the trigger. ``target_ratio`` fixes the depth of
+    a trip instead. ``tool_result_fold`` (agent config only, not JSON)
+    summarizes picked tool results instead of the digest stub.
+    ``incremental`` and ``persist_frontier`` go beyond the original and are
+    off by default.
     """
 
     trigger_ratio: float = 0.75
@@ -99,6 +120,9 @@ class AttentionCompilerOptions:
     target_ratio: float | None = None
     incremental: bool = False
     persist_frontier: bool = False
+    policy: str = DEFAULT_POLICY
+    proactive_floor: float = DEFAULT_PROACTIVE_FLOOR
+    tool_result_fold: ToolResultFold | None = None
 
     def __post_init__(self) -> None:
         trigger = _ratio("trigger_ratio", self.trigger_ratio)
@@ -123,6 +147,14 @@ class AttentionCompilerOptions:
             raise AttentionConfigError("attention incremental must be a bool")
         if not isinstance(self.persist_frontier, bool):
             raise AttentionConfigError("attention persist_frontier must be a bool")
+        check_policy(self.policy)
+        floor = _ratio("proactive_floor", self.proactive_floor)
+        if floor >= trigger:
+            raise AttentionConfigError(
+                f"attention proactive_floor ({floor}) must be below trigger_ratio ({trigger})"
+            )
+        object.__setattr__(self, "proactive_floor", floor)
+        object.__setattr__(self, "tool_result_fold", coerce_fold(self.tool_result_fold))
         # Frozen dataclass: normalise through object.__setattr__ once, here.
         object.__setattr__(self, "trigger_ratio", trigger)
         object.__setattr__(self, "compact_ratio", compact)
@@ -235,6 +267,30 @@ class AttentionCompiler:
 
     options: AttentionCompilerOptions
     input_cap: int
+    # Reducible tokens per kept token at which a proactive trip pays for
+    # itself, from the model's cache pricing (policy.proactive_ratio).
+    proactive_ratio: float = proactive_ratio(*cache_multipliers(None))
+
+    @property
+    def policy(self) -> str:
+        return self.options.policy
+
+    @property
+    def proactive_floor(self) -> float:
+        return self.options.proactive_floor
+
+    @property
+    def tool_result_fold(self) -> ToolResultFold | None:
+        return self.options.tool_result_fold
+
+    @property
+    def trip_target_ratio(self) -> float | None:
+        """The depth of a trip at the trigger as the native planner takes it:
+        the fixed ``target_ratio`` when set, ``None`` (just under the trigger)
+        for the reference policy, else 0 (everything eligible)."""
+        if self.options.target_ratio is not None:
+            return self.options.target_ratio
+        return None if self.options.policy == "reference" else 0.0
 
     @property
     def trigger_ratio(self) -> float:
@@ -286,7 +342,9 @@ class AttentionCompiler:
         changes = _overlay_fields(self.options, run_options)
         if not changes:
             return self
-        return AttentionCompiler(_narrow(self.options, changes), self.input_cap)
+        return AttentionCompiler(
+            _narrow(self.options, changes), self.input_cap, self.proactive_ratio
+        )
 
 
 def _overlay_fields(base: AttentionCompilerOptions, run_options: object) -> dict[str, Any]:
@@ -317,12 +375,21 @@ def _overlay_fields(base: AttentionCompilerOptions, run_options: object) -> dict
     )
 
 
+# Policy and summarizer change what a trip does, not how much of it; a run
+# may not swap them (the sticky frontier and the fold cache are shared).
+_AGENT_ONLY = ("policy", "proactive_floor", "tool_result_fold")
+
+
 def _narrow(base: AttentionCompilerOptions, changes: dict[str, Any]) -> AttentionCompilerOptions:
     merged: dict[str, Any] = {f.name: getattr(base, f.name) for f in dataclasses.fields(base)}
     for name, value in changes.items():
         if name in ("max_input_tokens", "reserve_tokens"):
             raise AttentionConfigError(
                 f"run attention overlay may not set {name}: the input cap is agent config only"
+            )
+        if name in _AGENT_ONLY and value != getattr(base, name):
+            raise AttentionConfigError(
+                f"run attention overlay may not set {name}: it is agent config only"
             )
         if name == "persist_frontier" and value != base.persist_frontier:
             raise AttentionConfigError(
@@ -402,7 +469,9 @@ def create_attention_compiler(
         compiler = options
     else:
         opts = coerce_options(options)
-        compiler = AttentionCompiler(opts, resolve_input_cap(opts, model))
+        compiler = AttentionCompiler(
+            opts, resolve_input_cap(opts, model), proactive_ratio(*cache_multipliers(model))
+        )
     if compaction_trigger is not None:
         from prism.attention.triggers import assert_compaction_trigger
 

@@ -123,6 +123,21 @@ async def compact_branch(
     return stored
 
 
+def _compiled_estimate(run: RunContext) -> Any:
+    """With the attention compiler on, an ``input_ratio`` trigger measures
+    how full the gate is (``estimate_compiled_tokens``: its floor plus room
+    for one more recent-sized result, in its trigger's frame), so compaction
+    takes over where the compiler cannot keep up, not as soon as the raw
+    history is long. None keeps the raw estimate."""
+    compiler = run.attention
+    if compiler is None:
+        return None
+    from prism.attention import estimate_compiled_tokens
+
+    messages = run.branch.messages
+    return lambda: estimate_compiled_tokens(compiler, messages, frontier=run.frontier)
+
+
 async def maybe_auto_compact(run: RunContext) -> None:
     """Asked once per run, after the input is appended and before assembly."""
     options = run.compaction
@@ -136,6 +151,7 @@ async def maybe_auto_compact(run: RunContext) -> None:
         model=run.current_model,
         metadata=options.metadata,
         attention=run.config.attention_compiler,
+        estimate_input_tokens=_compiled_estimate(run),
     )
     if await resolve_should_compact(options, ctx):
         await compact_branch(run, options, trigger="auto")

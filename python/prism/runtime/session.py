@@ -525,6 +525,10 @@ class AgentSession:
         await self.load()
         entries = await self._store.list(self._id)
         self.branch.reset(entries, entry_id)
+        # The sticky frontier belongs to a branch: the next compiler-on turn
+        # restores the one checkpointed on the branch moved to (or starts
+        # empty), instead of carrying the old branch's stubs across.
+        self.attention_sticky = None
 
     async def fork(self, entry_id: str | None = None, *, id: str | None = None) -> AgentSession:
         """A new session (same store) holding a copy of the branch from the root
