@@ -69,6 +69,9 @@ class RpcClient:
             stderr=subprocess.PIPE,
             env=env,
         )
+        self._start_reader()
+
+    def _start_reader(self) -> None:
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.raw: list[bytes] = []
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -134,3 +134,18 @@ async def test_extension_contributed_command_runs_through_kernel_registry() -> N
     kernel = create_extension_kernel()
     await kernel.load([define_extension("pinger", setup)])
     assert await execute_command(kernel.registries.commands, "ping") == "pong"
+
+
+def test_collect_commands_merges_sources_in_order_and_refuses_clashes() -> None:
+    from prism.errors import DuplicateContributionError
+    from prism.extensions import collect_commands
+
+    host = [define_command("a", lambda args, ctx: 1)]
+    registry: ContributionRegistry[Any] = ContributionRegistry("command")
+    registry.register("b", define_command("b", lambda args, ctx: 2))
+    merged = collect_commands(host, registry)
+    assert merged.names() == ["a", "b"]
+    with pytest.raises(DuplicateContributionError, match="command 'a' is contributed twice"):
+        collect_commands(host, [define_command("a", lambda args, ctx: 3)])
+    with pytest.raises(ConfigError, match="not a CommandDefinition"):
+        collect_commands([lambda args, ctx: 4])  # type: ignore[list-item]

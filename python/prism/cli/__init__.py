@@ -10,8 +10,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from prism.cli.contributions import HOST_CONTRIBUTIONS, HostContributions
 from prism.cli.options import CliOptions, UsageProblem
+
+if TYPE_CHECKING:
+    from prism.extensions import CommandDefinition, ExtensionLike
 
 USAGE_EXIT_CODE = 2
 
@@ -33,7 +38,23 @@ _SUBCOMMANDS = {
 }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    commands: Sequence[CommandDefinition] = (),
+    extensions: Sequence[ExtensionLike] = (),
+) -> int:
+    """Run ``prism`` with ``argv``. A Python host that ships its own console
+    script passes ``commands`` and ``extensions``: their commands join the
+    built-ins on RPC ``command`` (see docs/cli.md)."""
+    token = HOST_CONTRIBUTIONS.set(HostContributions(tuple(commands), tuple(extensions)))
+    try:
+        return _main(argv)
+    finally:
+        HOST_CONTRIBUTIONS.reset(token)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         subcommand = _SUBCOMMANDS.get(args[0]) if args else None

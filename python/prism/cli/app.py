@@ -111,6 +111,16 @@ def _parser() -> _Parser:
         metavar="NAME",
         help="Environment variable that holds the API key (overrides the preset's).",
     )
+    add(
+        "--memory",
+        metavar="observational",
+        help="Observational memory: workers after each run, recall tool, om:* commands.",
+    )
+    add(
+        "--memory-model",
+        metavar="NAME",
+        help="Model for the memory workers (default: the session's model).",
+    )
     return parser
 
 
@@ -147,6 +157,8 @@ def run(args: Sequence[str]) -> int:
         known_providers=_known_providers,
         base_url=parsed.base_url,
         api_key_env=parsed.api_key_env,
+        memory=parsed.memory,
+        memory_model=parsed.memory_model,
     )
     from prism.cli.modes import run_mode
 

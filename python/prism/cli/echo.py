@@ -5,12 +5,16 @@ where N counts the user messages in the request, so a smoke test can see
 both that the prompt arrived and that earlier turns of a persisted session
 were sent along. The reply is streamed as one delta per word, then a
 ``done`` event with rough usage. The prompt ``mock:error`` gets a provider
-error instead. It is runtime-core's function-model mock,
+error instead. The prompt ``mock:tool NAME {json args}`` makes the mock call
+the agent's tool NAME with those arguments (then reply as usual once the
+result is back), so an enabled tool such as ``recall`` can be exercised from
+the command line. It is runtime-core's function-model mock,
 so ``delay_ms`` is that mock's per-event spacing and an abort cancels it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -21,6 +25,7 @@ from prism.providers import (
     provider_done,
     provider_error,
     provider_text_delta,
+    provider_tool_call,
 )
 
 MOCK_PROVIDER_NAME = "mock"
@@ -30,6 +35,7 @@ MOCK_DEFAULT_MODEL = "demo"
 MOCK_ERROR_PROMPT = "mock:error"
 MOCK_ERROR_MESSAGE = "Mock provider error (requested by the prompt)"
 MOCK_ERROR_CODE = "mock_error"
+MOCK_TOOL_PREFIX = "mock:tool "
 
 
 def _text_of(message: Message) -> str:
@@ -59,6 +65,8 @@ def _echo(request: ProviderRequest) -> list[ProviderEvent]:
     users = [m for m in messages if m.get("role") == "user"]
     if users and _text_of(users[-1]) == MOCK_ERROR_PROMPT:
         return [provider_error(MOCK_ERROR_MESSAGE, MOCK_ERROR_CODE)]
+    if users and messages[-1] is users[-1] and _text_of(users[-1]).startswith(MOCK_TOOL_PREFIX):
+        return _tool_call(_text_of(users[-1])[len(MOCK_TOOL_PREFIX) :], len(users))
     reply = mock_reply_text(messages)
     events: list[ProviderEvent] = [provider_text_delta(p) for p in split_deltas(reply)]
     prompt_chars = sum(len(_text_of(m)) for m in messages)
@@ -73,6 +81,22 @@ def _echo(request: ProviderRequest) -> list[ProviderEvent]:
         )
     )
     return events
+
+
+def _tool_call(spec: str, turn: int) -> list[ProviderEvent]:
+    name, _, raw = spec.strip().partition(" ")
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        arguments = None
+    if not name or not isinstance(arguments, dict):
+        return [
+            provider_error(
+                "mock:tool needs a tool name and a JSON object: mock:tool NAME {...}",
+                MOCK_ERROR_CODE,
+            )
+        ]
+    return [provider_tool_call(f"mock_call_{turn}", name, arguments), provider_done("tool_calls")]
 
 
 def create_echo_provider(*, delay_ms: int = 0) -> MockProvider:

@@ -1,9 +1,15 @@
-"""What the CLI wires together: provider, agent, store, built-in commands,
-and the helpers the print/json and rpc modes share.
+"""What the CLI wires together: provider, agent, store, commands, and the
+helpers the print/json and rpc modes share.
 
 The CLI is a host in the sense of the reference: it creates everything
 explicitly from flags. Nothing is discovered, imported or loaded on its own
 (``--resource``/``--extension``/``--tool`` are recorded only).
+
+RPC ``command`` runs every command contributed to the host: the built-ins,
+commands a Python host passes to ``prism.cli.main(commands=...)``, and the
+commands of the extensions it passes (``extensions=...``, loaded by an
+extension kernel in ``start()``), including the ``om:*`` commands of
+``--memory observational``. A name contributed twice is a usage error.
 """
 
 from __future__ import annotations
@@ -15,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from prism.assembly import ContextRequest
+from prism.cli.contributions import HostContributions, current_contributions
 from prism.cli.options import CliOptions, UsageProblem, default_session_file
 from prism.cli.providers import ProviderSetup, create_cli_provider, model_for
 from prism.compaction import CompactionOptions
 from prism.contracts import ErrorInfo
-from prism.errors import ConfigError, error_info
-from prism.extensions import CommandDefinition, define_command
+from prism.errors import ConfigError, PrismError, error_info
+from prism.extensions import CommandDefinition, collect_commands, define_command
 from prism.registries import ContributionRegistry
 from prism.runtime import Agent, AgentSession, create_agent
 from prism.security.redaction import SecretRedactor
@@ -48,10 +55,28 @@ class CommandContext:
 
 
 class CliHost:
-    def __init__(self, options: CliOptions, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        options: CliOptions,
+        environ: Mapping[str, str] | None = None,
+        *,
+        contributions: HostContributions | None = None,
+    ) -> None:
         self.options = options
         env = os.environ if environ is None else environ
         self.setup: ProviderSetup = create_cli_provider(options, env)
+        self.contributions = contributions or current_contributions()
+        self.memory: Any = None
+        if options.memory == "observational":
+            from prism.cli.memory import CliMemory
+
+            self.memory = CliMemory(options, self.setup)
+        compaction = cli_compaction(options, self.setup)
+        if self.memory is not None and options.compaction != "llm":
+            # The memory strategy, unless --compaction llm asks for model summaries.
+            compaction = CompactionOptions(
+                strategy=self.memory.strategy, threshold_entries=options.compact
+            )
         # Persist only when a session id is named: an anonymous print/json
         # run or rpc session leaves no file behind.
         self.session_file: Path | None = None
@@ -63,31 +88,74 @@ class CliHost:
             model=self.setup.model,
             provider=self.setup.provider,
             system=options.system,
-            compaction=cli_compaction(options, self.setup),
+            compaction=compaction,
             max_tool_rounds=(options.max_tool_rounds if options.max_tool_rounds is not None else 8),
             secrets=self.setup.secrets,
             context_providers=(StaticContext(options.context),) if options.context else (),
+            tools=[self.memory.recall_tool()] if self.memory is not None else (),
             store=store,
         )
         self._commands: ContributionRegistry[CommandDefinition] | None = None
+        self._extension_commands: ContributionRegistry[Any] | None = None
 
     @property
     def commands(self) -> ContributionRegistry[CommandDefinition]:
         """Built on first use: only rpc mode runs commands, and compiling
         their schemas imports jsonschema, which print/json runs never need."""
         if self._commands is None:
-            self._commands = ContributionRegistry("command")
-            for command in builtin_commands():
-                self._commands.register(command.name, command)
+            sources: list[Any] = [builtin_commands(), self.contributions.commands]
+            if self._extension_commands is not None:
+                sources.append(self._extension_commands)
+            self._commands = collect_commands(*sources)
         return self._commands
 
+    async def start(self) -> None:
+        """Load the contributed extensions and check every contributed command
+        before anything is served: a failed extension or a clashing name is a
+        usage problem. Without contributions this does nothing."""
+        extensions: list[Any] = list(self.contributions.extensions)
+        if self.memory is not None:
+            extensions.insert(0, self.memory.extension())
+        if not extensions and not self.contributions.commands:
+            return
+        if extensions:
+            from prism.extensions import create_extension_kernel
+
+            kernel = create_extension_kernel(redactor=self.agent.config.redactor)
+            report = await kernel.load(extensions)
+            if report.failed:
+                failure = report.failed[0]
+                raise UsageProblem(
+                    f"extension {failure.extension!r} failed to load ({failure.phase}): "
+                    f"{failure.error['message']}"
+                )
+            self._extension_commands = kernel.registries.commands
+        self._commands = None
+        try:
+            self.commands  # noqa: B018 - built now so a clash fails before serving
+        except PrismError as error:
+            raise UsageProblem(str(error)) from None
+
+    def track(self, session: AgentSession) -> AgentSession:
+        """Sessions the memory helpers may read (by id) are the ones this host serves."""
+        if self.memory is not None:
+            self.memory.track(session)
+        return session
+
+    async def after_run(self, session: AgentSession) -> None:
+        """The post-run gate of ``--memory observational`` (a no-op without it)."""
+        if self.memory is not None:
+            await self.memory.after_run(session)
+
     def create_session(self, session_id: str | None = None) -> AgentSession:
-        return self.agent.create_session(
-            session_id if session_id is not None else self.options.session
+        return self.track(
+            self.agent.create_session(
+                session_id if session_id is not None else self.options.session
+            )
         )
 
     async def open_session(self, session_id: str) -> AgentSession:
-        return await self.agent.open_session(session_id)
+        return self.track(await self.agent.open_session(session_id))
 
 
 def cli_compaction(options: CliOptions, setup: ProviderSetup) -> CompactionOptions | None:

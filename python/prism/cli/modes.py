@@ -40,6 +40,7 @@ def assistant_text_delta(event: Any) -> str | None:
 
 async def _run_once(options: CliOptions, writer: LineWriter) -> int:
     host = create_host(options)
+    await host.start()
     session = host.create_session()
     assert options.prompt is not None
     failure: ErrorInfo | None = None
@@ -63,6 +64,7 @@ async def _run_once(options: CliOptions, writer: LineWriter) -> int:
     if failure is not None:
         stderr_line(str(failure.get("message") or "run failed"))
         return RUN_FAILED_EXIT_CODE
+    await host.after_run(session)
     return 0
 
 

@@ -24,6 +24,7 @@ COMPACTION_STRATEGIES: dict[str, str] = {
     "llm": "llm",
     "llm-compaction": "llm",
 }
+MEMORY_KINDS: tuple[str, ...] = ("observational",)
 
 
 class UsageProblem(Exception):
@@ -51,6 +52,8 @@ class CliOptions:
     mock_delay_ms: int = 0
     base_url: str | None = None
     api_key_env: str | None = None
+    memory: str | None = None
+    memory_model: str | None = None
 
     def recorded(self) -> dict[str, Any]:
         """The flags the CLI records but never loads (see docs/cli.md)."""
@@ -136,6 +139,8 @@ def build_options(
     api_key_env: str | None = None,
     compaction: str | None = None,
     summary_model: str | None = None,
+    memory: str | None = None,
+    memory_model: str | None = None,
 ) -> CliOptions:
     """``known_providers`` is called only for a provider other than ``mock``:
     listing the presets imports the HTTP adapter, which a mock run never needs."""
@@ -204,6 +209,14 @@ def build_options(
         base_url = check_base_url(base_url) if base_url is not None else None
         api_key_env = check_api_key_env(api_key_env) if api_key_env is not None else None
 
+    if memory is not None and memory not in MEMORY_KINDS:
+        raise UsageProblem(f"--memory must be one of {', '.join(MEMORY_KINDS)} (got {memory!r})")
+    if memory_model is not None:
+        if memory is None:
+            raise UsageProblem("--memory-model needs --memory observational")
+        if not memory_model.strip():
+            raise UsageProblem("--memory-model must not be empty")
+
     return CliOptions(
         mode=mode,
         prompt=prompt,
@@ -224,6 +237,8 @@ def build_options(
         mock_delay_ms=mock_delay_ms or 0,
         base_url=base_url,
         api_key_env=api_key_env,
+        memory=memory,
+        memory_model=memory_model,
     )
 
 

@@ -184,6 +184,9 @@ class RpcServer:
             if key in finished:
                 result[key] = finished[key]
         self.writer.write_json(self._ok_response(active.request_id, result))
+        # --memory observational: the post-run gate, after the client has its
+        # answer; om:status reports it as in flight meanwhile.
+        await self.host.after_run(session)
 
     async def _abort(self, request: RpcRequest) -> dict[str, Any]:
         reason = request.params.get("reason")
@@ -299,6 +302,7 @@ class RpcServer:
         return await self._switched()
 
     async def _switched(self) -> dict[str, Any]:
+        self.host.track(self.session)
         state = await self.session.state()
         return {
             "sessionId": self.session.id,
@@ -335,6 +339,7 @@ def _message_text(message: Any) -> str:
 
 async def serve_rpc(options: CliOptions, writer: LineWriter, stdin: BinaryIO) -> int:
     host = create_host(options)
+    await host.start()
     async with anyio.create_task_group() as group:
         server = RpcServer(host, writer, group)
         async for line in iter_request_lines(stdin):

@@ -1,6 +1,11 @@
 """Extensions: the kernel, its event bus, and command contributions."""
 
-from prism.extensions.commands import CommandDefinition, define_command, execute_command
+from prism.extensions.commands import (
+    CommandDefinition,
+    collect_commands,
+    define_command,
+    execute_command,
+)
 from prism.extensions.events import EventBus, create_event_bus
 from prism.extensions.kernel import (
     LIFECYCLE_EVENTS,
@@ -24,6 +29,7 @@ __all__ = [
     "ExtensionKernel",
     "ExtensionLike",
     "LoadReport",
+    "collect_commands",
     "create_event_bus",
     "create_extension_kernel",
     "define_command",

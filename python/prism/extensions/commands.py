@@ -10,12 +10,12 @@ host passes (the CLI passes its session context); Prism does not inspect it.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prism._schema import compile_schema, schema_violation
-from prism.errors import CommandError, ConfigError
+from prism.errors import CommandError, ConfigError, DuplicateContributionError
 from prism.extensions._redaction import describe_error
 from prism.registries import ContributionRegistry, check_contribution_name
 from prism.security.permissions import PermissionPolicy, PermissionRequest, require_permission
@@ -106,3 +106,35 @@ async def execute_command(
     except Exception as error:
         raise CommandError(f"command {name!r} failed: {describe_error(error, redactor)}") from error
     return result
+
+
+def collect_commands(
+    *sources: Iterable[CommandDefinition] | ContributionRegistry[Any],
+) -> ContributionRegistry[CommandDefinition]:
+    """One command registry built from several sources, in order: a host's
+    built-ins, the commands it contributes directly, an extension kernel's
+    ``registries.commands``. This is what a host hands to the code that runs
+    commands by name (the CLI's RPC ``command`` request), so every
+    contributed command reaches it. Each value must be a ``CommandDefinition``
+    (``ConfigError`` otherwise); a name contributed twice is refused with
+    ``DuplicateContributionError`` instead of one silently shadowing the other."""
+    merged: ContributionRegistry[CommandDefinition] = ContributionRegistry("command")
+    for source in sources:
+        pairs: list[tuple[Any, Any]] = (
+            source.items()
+            if isinstance(source, ContributionRegistry)
+            else [(getattr(c, "name", None), c) for c in source]
+        )
+        for name, command in pairs:
+            if not isinstance(command, CommandDefinition):
+                raise ConfigError(
+                    f"command {name!r} is a {type(command).__name__}, not a CommandDefinition "
+                    "(build it with define_command)"
+                )
+            if merged.has(command.name) or (name != command.name and merged.has(name)):
+                raise DuplicateContributionError(
+                    f"command {command.name!r} is contributed twice; command names must be unique "
+                    "across built-ins, host commands and extensions"
+                )
+            merged.register(name, command)
+    return merged
