@@ -68,15 +68,30 @@ def free_port() -> int:
 class PgServer:
     """One PostgreSQL cluster in a temporary directory; ``start``/``stop``/``restart``."""
 
-    def __init__(self, bindir: Path | None = None) -> None:
+    def __init__(
+        self, bindir: Path | None = None, *, settings: dict[str, str] | None = None
+    ) -> None:
+        """``settings`` override the server settings (``fsync``, ...) at start."""
         self.bindir = bindir or find_bindir()
+        self.settings = {
+            "listen_addresses": "127.0.0.1",
+            "fsync": "off",
+            "full_page_writes": "off",
+            "max_connections": "200",
+            "shared_buffers": "32MB",
+            **(settings or {}),
+        }
         self.password = "pw-" + secrets.token_hex(12)
         self.port = free_port()
-        self.root = Path(tempfile.mkdtemp(prefix="prism-pg-"))
+        self._run_as: str | None = "postgres" if os.geteuid() == 0 else None
+        # As root, under /tmp: the postgres user must be able to reach the
+        # directory (a root-only $TMPDIR would not do), and a short path keeps
+        # the unix socket under its 107-byte limit.
+        parent = "/tmp" if self._run_as and os.path.isdir("/tmp") else None
+        self.root = Path(tempfile.mkdtemp(prefix="prism-pg-", dir=parent))
         self.data = self.root / "data"
         self.socket_dir = self.root / "sock"
         self.log = self.root / "server.log"
-        self._run_as: str | None = "postgres" if os.geteuid() == 0 else None
         self._databases = 0
         self.running = False
 
@@ -127,15 +142,8 @@ class PgServer:
 
     def start(self) -> None:
         options = " ".join(
-            [
-                f"-p {self.port}",
-                f"-k {self.socket_dir}",
-                "-c listen_addresses=127.0.0.1",
-                "-c fsync=off",
-                "-c full_page_writes=off",
-                "-c max_connections=200",
-                "-c shared_buffers=32MB",
-            ]
+            [f"-p {self.port}", f"-k {self.socket_dir}"]
+            + [f"-c {key}={value}" for key, value in self.settings.items()]
         )
         self._tool(
             "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "start"
@@ -196,8 +204,8 @@ class PgServer:
 
 
 @contextlib.contextmanager
-def running_server() -> Iterator[PgServer]:
-    server = PgServer()
+def running_server(settings: dict[str, str] | None = None) -> Iterator[PgServer]:
+    server = PgServer(settings=settings)
     try:
         server.init()
         server.start()

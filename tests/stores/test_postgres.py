@@ -136,6 +136,15 @@ async def test_user_pool_is_used_and_left_open(pg_dsn: str) -> None:
             assert await cur.fetchone() == (2,)
 
 
+async def test_a_user_pool_that_is_not_open_is_named(pg_dsn: str) -> None:
+    from psycopg_pool import AsyncConnectionPool
+
+    pool = AsyncConnectionPool(pg_dsn, open=False)
+    store = create_postgres_session_store(pool=pool)
+    with pytest.raises(StoreError, match="pool given to the PostgreSQL session store is not open"):
+        await store.list("s1")
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -29,7 +29,7 @@ from typing import Any
 import anyio
 import psycopg
 from psycopg import AsyncConnection
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
 from prism.errors import StoreError
 from prism.stores.base import SessionLease, busy_error, check_session_id
@@ -148,6 +148,8 @@ class LeaseManager:
             conn: AsyncConnection[Any] = await self._pool.getconn(timeout=self._timeout)
         except PoolTimeout:
             raise await self._diagnose(self._timeout) from None
+        except PoolClosed:
+            raise StoreError("the PostgreSQL session store's connection pool is closed") from None
         try:
             if not conn.autocommit:
                 await conn.set_autocommit(True)

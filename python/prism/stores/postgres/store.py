@@ -32,7 +32,7 @@ import anyio
 import psycopg
 from psycopg import AsyncConnection
 from psycopg import errors as pg_errors
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
 from prism.contracts import SessionEntry
 from prism.errors import DuplicateEntryError, StoreError
@@ -274,6 +274,8 @@ class PostgresSessionStore:
                 yield conn
         except PoolTimeout:
             raise await self._diagnose(time.monotonic() - started) from None
+        except PoolClosed:
+            raise _pool_closed() from None
 
     async def _setup(self) -> None:
         if self._schema_ready:
@@ -290,6 +292,8 @@ class PostgresSessionStore:
                     await ensure_schema(conn, self._migrations)
             except PoolTimeout:
                 raise await self._diagnose(time.monotonic() - started) from None
+            except PoolClosed:
+                raise _pool_closed() from None
             except StoreError:
                 raise
             except (psycopg.Error, OSError) as exc:
@@ -336,6 +340,13 @@ class PostgresSessionStore:
         except (psycopg.Error, OSError, PoolTimeout):
             return False
         return bool(row) and int(row[0]) == len(batch_ids)
+
+
+def _pool_closed() -> StoreError:
+    return StoreError(
+        "the connection pool given to the PostgreSQL session store is not open "
+        "(open it first, e.g. `async with pool:`, or pass dsn= to let the store manage one)"
+    )
 
 
 def _decode(texts: builtins.list[str]) -> builtins.list[SessionEntry]:
