@@ -2,8 +2,8 @@
 
 N worker processes (1, 2, 4, 8) run 64 sessions x 50 turns with the mock
 provider against PostgreSQL, SQLite and JSONL. Session k belongs to worker
-k % N; a worker claims the session's lease, runs its 50 turns one after the
-other, releases it and moves on. Every process imports and connects first,
+k % N, which runs its 50 turns one after the other and moves on (each run
+claims the session's lease through the runtime where the runtime does so). Every process imports and connects first,
 then all start together on the parent's signal.
 
 Reported per store and worker count: turns/s over the whole fleet (wall time
@@ -114,22 +114,21 @@ async def worker_main(config: dict[str, Any]) -> None:
     started = time.time()
     for k in mine:
         session_id = f"fleet-{k}"
-        async with await store.claim(session_id):
-            # An agent per session, as a worker serving many sessions would
-            # hold only the ones it runs: finished sessions are freed, so a
-            # worker with 64 sessions does not carry 63 dead branches (and
-            # the garbage collector's cost of them) into the last one.
-            agent = create_agent(model={"provider": "mock", "model": "fleet"}, provider=provider)
-            session = agent.create_session(session_id, store=store)  # type: ignore[arg-type]
-            for turn in range(config["turns"]):
-                t0 = time.perf_counter()
-                await session.run(f"turn {turn}: note this down.")
-                took = time.perf_counter() - t0
-                provider.requests.clear()  # test bookkeeping, not harness work
-                if turn < 10:
-                    first.append(took)
-                if turn >= config["turns"] - 10:
-                    last.append(took)
+        # An agent per session, as a worker serving many sessions would hold
+        # only the ones it runs: finished sessions are freed, so a worker with
+        # 64 sessions does not carry 63 dead branches (and the garbage
+        # collector's cost of them) into the last one.
+        agent = create_agent(model={"provider": "mock", "model": "fleet"}, provider=provider)
+        session = agent.create_session(session_id, store=store)  # type: ignore[arg-type]
+        for turn in range(config["turns"]):
+            t0 = time.perf_counter()
+            await session.run(f"turn {turn}: note this down.")
+            took = time.perf_counter() - t0
+            provider.requests.clear()  # test bookkeeping, not harness work
+            if turn < 10:
+                first.append(took)
+            if turn >= config["turns"] - 10:
+                last.append(took)
     ended = time.time()
     if hasattr(inner, "aclose"):
         await inner.aclose()

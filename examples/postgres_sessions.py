@@ -32,31 +32,29 @@ async def main(dsn: str) -> None:
         create_postgres_session_store(dsn) as worker_a,
         create_postgres_session_store(dsn) as worker_b,
     ):
-        # 1. A worker claims the session for its run; any other claimant is refused at once.
-        async with await worker_a.claim(session_id):
-            try:
-                await worker_b.claim(session_id)
-            except SessionBusyError as error:
-                print("worker b:", error.code)
+        # 1. One run per session across workers: while a worker holds the
+        #    session's lease, any other claimant is refused at once.
+        lease = await worker_a.claim(session_id)
+        try:
+            await worker_b.claim(session_id)
+        except SessionBusyError as error:
+            print("worker b:", error.code)
+        await lease.release()
 
-            agent = create_agent(
-                model={"provider": "mock", "model": "demo"},
-                provider=create_mock_provider(
-                    [[provider_text_delta("Hello from Postgres."), provider_done()]]
-                ),
-                store=worker_a,
-            )
-            session = agent.create_session(session_id)
-            result = await session.run("Hi")
-            print("answer:", result.text)
-
-        # 2. Released: worker b can take the session and sees every entry.
-        async with await worker_b.claim(session_id):
-            entries = await worker_b.list(session_id)
-            print(
-                "entries seen by b:",
-                [e["message"]["role"] for e in entries if e["kind"] == "message"],
-            )
+        # 2. A run on the store (a run claims and releases its session itself).
+        agent = create_agent(
+            model={"provider": "mock", "model": "demo"},
+            provider=create_mock_provider(
+                [[provider_text_delta("Hello from Postgres."), provider_done()]]
+            ),
+            store=worker_a,
+        )
+        result = await agent.create_session(session_id).run("Hi")
+        print("answer:", result.text)
+        entries = await worker_b.list(session_id)
+        print(
+            "entries seen by b:", [e["message"]["role"] for e in entries if e["kind"] == "message"]
+        )
 
         # 3. Ids are unique across the whole database: a duplicate is refused, nothing written.
         try:
