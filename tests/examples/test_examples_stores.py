@@ -18,6 +18,16 @@ def test_session_stores_example() -> None:
     ]
 
 
+def test_session_leases_example() -> None:
+    assert _run("session_leases.py") == [
+        "claim refused: session 'demo' is busy: a run in another process or store holds it",
+        "run refused: session_busy",
+        "other session free: Hello!",
+        "after release: Hello!",
+        "lock files left: False",
+    ]
+
+
 def test_compaction_example_redacts_and_rebuilds() -> None:
     out = _run("compaction.py")
     assert out == [

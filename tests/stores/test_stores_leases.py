@@ -10,9 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from prism.errors import SessionBusyError, StoreError
+from prism.providers import create_mock_provider, provider_done, provider_text_delta
+from prism.runtime import create_agent
 from prism.stores import (
     claim_session,
     create_jsonl_session_store,
@@ -220,3 +223,91 @@ async def test_claim_session_uses_the_store_lease(tmp_path: Path) -> None:
     async with await claim_session(a, "s1"):
         with pytest.raises(SessionBusyError):
             await claim_session(b, "s1")
+
+
+# --- the runtime claims the store lease for every run ------------------------------
+
+
+def gated_agent(store: Any, *, gated: bool = True) -> tuple[Any, anyio.Event, anyio.Event]:
+    """An agent whose first provider turn (when ``gated``) streams one delta,
+    then waits for ``gate``; ``started`` is set once that turn is under way."""
+    gate, started = anyio.Event(), anyio.Event()
+    calls = 0
+
+    async def script(request: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        first = gated and calls == 1
+
+        async def events() -> Any:
+            yield provider_text_delta("partial" if first else "done")
+            if first:
+                started.set()
+                await gate.wait()
+            yield provider_done()
+
+        return events()
+
+    agent = create_agent(
+        model={"provider": "mock", "model": "demo"},
+        provider=create_mock_provider(script),
+        store=store,
+    )
+    return agent, gate, started
+
+
+@pytest.mark.parametrize("kind", ["memory", "jsonl", "sqlite"])
+async def test_a_run_holds_its_session_against_other_handles(kind: str, tmp_path: Path) -> None:
+    store = (
+        create_memory_session_store()
+        if kind == "memory"
+        else open_store(kind, store_path(kind, tmp_path))
+    )
+    agent, gate, started = gated_agent(store)
+    # A second agent on its own store instance, as another process would have.
+    other_store = store if kind == "memory" else open_store(kind, store_path(kind, tmp_path))
+    other, _gate, _started = gated_agent(other_store, gated=False)
+    first = agent.create_session("shared")
+    second = other.create_session("shared")
+    results: list[Any] = []
+
+    async def run_first() -> None:
+        results.append(await first.run("one"))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run_first)
+        await started.wait()
+        with pytest.raises(SessionBusyError, match="session 'shared' is busy"):
+            await second.run("two")
+        with pytest.raises(SessionBusyError):
+            await second.compact()
+        assert len(await second.entries()) >= 1  # reads still work while it is held
+        gate.set()
+    assert results[0].text == "partial"
+    # Released at the end of the run: the other handle runs now, on top of it.
+    await second.run("two")
+    entries = await second.entries()
+    assert [e["parentId"] is None for e in entries].count(True) == 1  # one root
+    for other_handle in (first, second):
+        if hasattr(other_handle.store, "aclose"):
+            await other_handle.store.aclose()
+
+
+async def test_a_failed_run_releases_the_lease(tmp_path: Path) -> None:
+    store = create_jsonl_session_store(tmp_path / "s.jsonl")
+
+    async def script(request: Any) -> Any:
+        raise RuntimeError("provider exploded")
+
+    agent = create_agent(
+        model={"provider": "mock", "model": "demo"},
+        provider=create_mock_provider(script),
+        store=store,
+        retry=False,
+    )
+    session = agent.create_session("s1")
+    with pytest.raises(Exception, match="provider exploded"):
+        await session.run("hi")
+    async with await store.claim("s1"):  # free again
+        pass
+    assert not Path(str(tmp_path / "s.jsonl") + ".leases").exists()

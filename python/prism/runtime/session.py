@@ -34,7 +34,7 @@ from prism.runtime.loop import execute_run
 from prism.runtime.options import coerce_compaction_options, coerce_retry_options
 from prism.runtime.result import RunResult
 from prism.runtime.stream import RunStream
-from prism.stores.base import SessionStore
+from prism.stores.base import SessionLeaseHolder, SessionStore
 
 if TYPE_CHECKING:
     from prism.runtime.agent import Agent
@@ -65,6 +65,7 @@ class AgentSession:
         self._lock: anyio.Lock | None = None
         # The active run (or manual compaction) from the instant it is claimed.
         self._claim: RunClaim | None = None
+        self._lease = SessionLeaseHolder(store, session_id)  # the store's run lease
         # Owned by the attention wiring: survives across runs of this session.
         self._attention = AttentionState()
 
@@ -322,10 +323,12 @@ class AgentSession:
         failure: BaseException | None = None
         try:
             with self._reporting(claim.run_id), claim.scope:
-                await self.load()
-                run.emit({"type": "run_started"})
-                run.started = True
-                result = await execute_run(run, messages)
+                # The store's lease: one run per session across processes too.
+                async with self._lease.hold():
+                    await self.load()
+                    run.emit({"type": "run_started"})
+                    run.started = True
+                    result = await execute_run(run, messages)
         except anyio.get_cancelled_exc_class():
             # Cancelled from outside (the caller's scope): still report it.
             self._release(claim)
@@ -509,10 +512,11 @@ class AgentSession:
         claim = self._claim_run(accepts_input=False)
         try:
             with self._reporting(None):
-                await self.load()
-                merged = merged_options(self.agent.config, options)
-                run = self._context(claim, retry=self.agent.config.retry)
-                return await compact_branch(run, merged, trigger="manual")
+                async with self._lease.hold():
+                    await self.load()
+                    merged = merged_options(self.agent.config, options)
+                    run = self._context(claim, retry=self.agent.config.retry)
+                    return await compact_branch(run, merged, trigger="manual")
         finally:
             self._release(claim)
 

@@ -23,8 +23,11 @@ from __future__ import annotations
 import builtins
 import inspect
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Protocol, runtime_checkable
+
+import anyio
 
 from prism.contracts import SessionEntry
 from prism.errors import SessionBusyError, StoreError
@@ -85,7 +88,10 @@ class SessionLease:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self.release()
+        # Shielded: a run leaving by cancellation (abort) must still give its
+        # session back, even when releasing awaits (a database unlock).
+        with anyio.CancelScope(shield=True):
+            await self.release()
 
 
 @runtime_checkable
@@ -180,6 +186,45 @@ async def claim_session(store: SessionStore, session_id: str) -> SessionLease:
             del _fallback_claims[id(store)]
 
     return SessionLease(session_id, release)
+
+
+class SessionLeaseHolder:
+    """One session handle's share of its store lease.
+
+    Runs of one ``AgentSession`` are serialized by the session itself, but a
+    run that was dropped (a stream closed early) frees the session before it
+    has wound down, and the next run may start meanwhile. Those overlapping
+    runs of the same handle share one lease: it is claimed by the first and
+    released when the last one ends, so the next run is not refused by its
+    own predecessor, while every other claimant (another handle, store
+    instance or process) still gets ``SessionBusyError``.
+    """
+
+    __slots__ = ("_lease", "_session_id", "_store", "_users")
+
+    def __init__(self, store: SessionStore, session_id: str) -> None:
+        self._store = store
+        self._session_id = session_id
+        self._lease: SessionLease | None = None
+        self._users = 0
+
+    @property
+    def held(self) -> bool:
+        return self._lease is not None
+
+    @asynccontextmanager
+    async def hold(self) -> AsyncIterator[None]:
+        if self._lease is None:
+            self._lease = await claim_session(self._store, self._session_id)
+        self._users += 1
+        try:
+            yield
+        finally:
+            self._users -= 1
+            if self._users == 0:
+                lease, self._lease = self._lease, None
+                with anyio.CancelScope(shield=True):
+                    await lease.release()
 
 
 def validate_entry_for_append(entry: object) -> SessionEntry:
