@@ -112,16 +112,19 @@ async def run(session_id: str) -> None:
             return
         say("claimed")
         await anyio.to_thread.run_sync(sys.stdin.readline)
-        async with held:
-            script = [[provider_text_delta(f"answer {t}"), provider_done()] for t in range(3)]
-            agent = create_agent(
-                model={"provider": "mock", "model": "m"},
-                provider=create_mock_provider(script),
-                store=store,
-            )
-            session = await agent.open_session(session_id)
-            for turn in range(3):
-                await session.run(f"turn {turn} from pid {os.getpid()}")
+        # The runtime claims the session's lease itself for every run, so the
+        # lease that decided the race is handed back first (the losers have
+        # already given up by now).
+        await held.release()
+        script = [[provider_text_delta(f"answer {t}"), provider_done()] for t in range(3)]
+        agent = create_agent(
+            model={"provider": "mock", "model": "m"},
+            provider=create_mock_provider(script),
+            store=store,
+        )
+        session = await agent.open_session(session_id)
+        for turn in range(3):
+            await session.run(f"turn {turn} from pid {os.getpid()}")
         say("ran 3")
 
 
