@@ -287,3 +287,42 @@ def test_a_real_preset_is_wired_from_its_env_var_without_leaking_it(
     assert code == 0
     assert all(canary.encode() not in raw for raw in client.raw)
     assert canary.encode() not in stderr
+
+
+def test_set_model_switches_provider_and_back(rpc: Any, cli_env: dict[str, str]) -> None:
+    canary = "sk-canary-switch-0123456789abcdef"
+    cli_env["OPENAI_API_KEY"] = canary
+    client = rpc()
+    client.send({"id": "p1", "command": "prompt", "params": {"input": "one"}})
+    client.until_response("p1")
+    switched = client.request(
+        {
+            "id": "m1",
+            "command": "setModel",
+            "params": {"model": {"model": "gpt-5", "provider": "openai"}},
+        }
+    )
+    assert switched["ok"] is True, switched
+    assert switched["result"]["model"]["provider"] == "openai"
+    assert switched["result"]["model"]["limits"]["contextWindow"] == 400_000
+    state = client.request({"id": "s1", "command": "state"})["result"]
+    assert state["model"]["provider"] == "openai" and state["entryCount"] == 3  # same session
+    unknown = client.request(
+        {"id": "m2", "command": "setModel", "params": {"model": {"model": "x", "provider": "nope"}}}
+    )
+    assert unknown["ok"] is False and "unknown provider 'nope'" in unknown["error"]["message"]
+    back = client.request(
+        {
+            "id": "m3",
+            "command": "setModel",
+            "params": {"model": {"model": "echo", "provider": "mock"}},
+        }
+    )
+    assert back["ok"] is True
+    client.send({"id": "p2", "command": "prompt", "params": {"input": "two"}})
+    _, done = client.until_response("p2")
+    assert done["ok"] is True and done["result"]["text"].startswith("Mock reply to: two")
+    code, _, stderr = client.close()
+    assert code == 0
+    assert all(canary.encode() not in raw for raw in client.raw)
+    assert canary.encode() not in stderr

@@ -81,3 +81,14 @@ def test_runtime_streaming_walkthrough() -> None:
         "must_exist: unknown_name",
         "reopened messages: 7",
     ]
+
+
+def test_runtime_host_seams_walkthrough() -> None:
+    assert example_lines("runtime_host_seams.py") == [
+        "turn 1: local answer",
+        "first message sent: House rules.",
+        "turn 2: remote answer",
+        "model now: big {'contextWindow': 128000}",
+        "auto_compact: compaction",
+        "again: None",
+    ]

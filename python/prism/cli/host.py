@@ -14,6 +14,7 @@ extension kernel in ``start()``), including the ``om:*`` commands of
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,11 +24,17 @@ from typing import Any
 from prism.assembly import ContextRequest
 from prism.cli.contributions import HostContributions, current_contributions
 from prism.cli.options import CliOptions, UsageProblem, default_session_file
-from prism.cli.providers import ProviderSetup, create_cli_provider, model_for
+from prism.cli.providers import (
+    ProviderSetup,
+    create_cli_provider,
+    known_provider_names,
+    model_for,
+)
 from prism.compaction import CompactionOptions
 from prism.contracts import ErrorInfo
 from prism.errors import ConfigError, PrismError, error_info
 from prism.extensions import CommandDefinition, collect_commands, define_command
+from prism.providers import ProviderRegistry, create_provider_registry
 from prism.registries import ContributionRegistry
 from prism.runtime import Agent, AgentSession, create_agent
 from prism.security.redaction import SecretRedactor
@@ -64,6 +71,7 @@ class CliHost:
     ) -> None:
         self.options = options
         env = os.environ if environ is None else environ
+        self._environ = env
         self.setup: ProviderSetup = create_cli_provider(options, env)
         self.contributions = contributions or current_contributions()
         self.memory: Any = None
@@ -77,6 +85,10 @@ class CliHost:
             compaction = CompactionOptions(
                 strategy=self.memory.strategy, threshold_entries=options.compact
             )
+        # setModel may switch provider: every provider this process builds is
+        # registered here, and the agent resolves a turn's provider from it.
+        self.providers: ProviderRegistry = create_provider_registry()
+        self.providers.register_provider(self.setup.provider, self.setup.model["provider"])
         # Persist only when a session id is named: an anonymous print/json
         # run or rpc session leaves no file behind.
         self.session_file: Path | None = None
@@ -84,17 +96,9 @@ class CliHost:
         if options.session is not None:
             self.session_file = default_session_file(env)
             store = create_jsonl_session_store(self.session_file)
-        self.agent: Agent = create_agent(
-            model=self.setup.model,
-            provider=self.setup.provider,
-            system=options.system,
-            compaction=compaction,
-            max_tool_rounds=(options.max_tool_rounds if options.max_tool_rounds is not None else 8),
-            secrets=self.setup.secrets,
-            context_providers=(StaticContext(options.context),) if options.context else (),
-            tools=[self.memory.recall_tool()] if self.memory is not None else (),
-            store=store,
-        )
+        self._store = store
+        self._compaction = compaction
+        self.agent: Agent = self._build_agent(self.setup.secrets)
         self._commands: ContributionRegistry[CommandDefinition] | None = None
         self._extension_commands: ContributionRegistry[Any] | None = None
 
@@ -146,6 +150,43 @@ class CliHost:
         """The post-run gate of ``--memory observational`` (a no-op without it)."""
         if self.memory is not None:
             await self.memory.after_run(session)
+
+    def _build_agent(self, secrets: tuple[str, ...]) -> Agent:
+        options = self.options
+        return create_agent(
+            model=self.setup.model,
+            provider=self.setup.provider,
+            system=options.system,
+            compaction=self._compaction,
+            max_tool_rounds=(options.max_tool_rounds if options.max_tool_rounds is not None else 8),
+            secrets=secrets,
+            context_providers=(StaticContext(options.context),) if options.context else (),
+            tools=[self.memory.recall_tool()] if self.memory is not None else (),
+            store=self._store,
+            providers=self.providers,
+        )
+
+    async def use_provider(self, name: str, session: AgentSession) -> AgentSession:
+        """Make provider ``name`` reachable (built like ``--provider name``,
+        its key from the environment) and return the session handle to keep
+        using. A new key joins the redactor: the agent is rebuilt with it and
+        the session reopened on the new agent (same store, same entries)."""
+        if self.providers.has_provider(name):
+            return session
+        if name not in known_provider_names():
+            raise UsageProblem(
+                f"unknown provider {name!r} (choose from {', '.join(known_provider_names())})"
+            )
+        options = dataclasses.replace(
+            self.options, provider=name, model=None, base_url=None, api_key_env=None
+        )
+        setup = create_cli_provider(options, self._environ)
+        self.providers.register_provider(setup.provider, name)
+        known = self.agent.config.secrets
+        if set(setup.secrets) <= set(known):
+            return session
+        self.agent = self._build_agent((*known, *setup.secrets))
+        return self.track(await self.agent.open_session(session.id, store=session.store))
 
     def create_session(self, session_id: str | None = None) -> AgentSession:
         return self.track(

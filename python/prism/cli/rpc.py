@@ -229,12 +229,22 @@ class RpcServer:
             value = overrides.get("model")
         if not isinstance(value, str) or not value.strip():
             raise _fail("setModel needs params.model: a model name or {model, provider?}")
-        if overrides.get("provider", provider) != provider:
-            # One provider per process: the CLI built exactly one from --provider.
-            raise _fail(
-                f"setModel cannot switch provider from {provider!r}"
-                " (start prism with --provider instead)"
-            )
+        wanted = overrides.get("provider", provider)
+        if not isinstance(wanted, str) or not wanted:
+            raise _fail("setModel params.model.provider must be a provider name")
+        if wanted != provider:
+            if self.session.id in self.active or self.session.is_running:
+                raise RpcFailure(
+                    error_info(
+                        "setModel cannot switch provider while the session has an active run",
+                        "session_busy",
+                    )
+                )
+            try:
+                self.session = await self.host.use_provider(wanted, self.session)
+            except UsageProblem as problem:
+                raise _fail(str(problem)) from None
+            provider = wanted
         model: dict[str, Any] = {**model_for(provider, value), **overrides}
         entry = await self.session.set_model(model)  # type: ignore[arg-type]
         return {"sessionId": self.session.id, "model": entry.get("model"), "entryId": entry["id"]}

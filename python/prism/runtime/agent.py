@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from prism.assembly import InputBuilder, PromptBuilder
 from prism.contracts import Message
 from prism.errors import ConfigError, UnknownNameError
 from prism.middleware import MiddlewareRegistry
+from prism.providers.registry import ProviderRegistry
 from prism.runtime.config import AgentConfig, SleepFn
 from prism.runtime.events import AgentEventListener
+from prism.runtime.options import RunOptions
 from prism.runtime.result import RunResult
 from prism.runtime.session import AgentSession
 from prism.stores.base import SessionStore
 from prism.stores.memory import MemorySessionStore
 from prism.tools.definition import ToolDefinition
 from prism.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 class Agent:
@@ -96,7 +102,7 @@ class Agent:
         input: str | Message | Sequence[Message],
         *,
         session_id: str | None = None,
-        **options: Any,
+        **options: Unpack[RunOptions],
     ) -> RunResult:
         """One run on a session (a new one unless ``session_id`` names one)."""
         return await self.create_session(session_id).run(input, **options)
@@ -106,7 +112,7 @@ class Agent:
         input: str | Message | Sequence[Message],
         *,
         session_id: str | None = None,
-        **options: Any,
+        **options: Unpack[RunOptions],
     ) -> RunResult:
         """:meth:`run` for scripts and notebooks: see ``AgentSession.run_sync``."""
         return self.create_session(session_id).run_sync(input, **options)
@@ -131,6 +137,9 @@ def create_agent(
     store: SessionStore | None = None,
     sleep: SleepFn | None = None,
     metadata: Mapping[str, Any] | None = None,
+    input_builder: InputBuilder | None = None,
+    prompt_builder: PromptBuilder | None = None,
+    providers: ProviderRegistry | None = None,
 ) -> Agent:
     """Validate the configuration once (``ConfigError`` names the bad option)
     and return an :class:`Agent`. See docs/runtime.md for each option."""
@@ -153,5 +162,8 @@ def create_agent(
             store=store,
             sleep=sleep,
             metadata=metadata,
+            input_builder=input_builder,
+            prompt_builder=prompt_builder,
+            providers=providers,
         )
     )

@@ -138,11 +138,13 @@ def _compiled_estimate(run: RunContext) -> Any:
     return lambda: estimate_compiled_tokens(compiler, messages, frontier=run.frontier)
 
 
-async def maybe_auto_compact(run: RunContext) -> None:
-    """Asked once per run, after the input is appended and before assembly."""
+async def maybe_auto_compact(run: RunContext) -> SessionEntry | None:
+    """Asked once per run, after the input is appended and before assembly
+    (and by ``session.auto_compact()``); returns the compaction entry when
+    the trigger fired."""
     options = run.compaction
     if options is None or run.branch.last_kind == "compaction":
-        return
+        return None
     ctx = ShouldCompactContext(
         session_id=run.session_id,
         entries=run.branch.entries,
@@ -154,4 +156,5 @@ async def maybe_auto_compact(run: RunContext) -> None:
         estimate_input_tokens=_compiled_estimate(run),
     )
     if await resolve_should_compact(options, ctx):
-        await compact_branch(run, options, trigger="auto")
+        return await compact_branch(run, options, trigger="auto")
+    return None

@@ -10,8 +10,9 @@ import anyio
 
 from prism.compaction import CompactionOptions
 from prism.contracts import ModelConfig
-from prism.errors import ConfigError
+from prism.errors import ConfigError, UnknownNameError
 from prism.middleware import MiddlewareRegistry
+from prism.providers.registry import ProviderRegistry
 from prism.retry import RetryOptions
 from prism.runtime.options import coerce_compaction_options, coerce_retry_options
 from prism.security.redaction import SecretRedactor, create_redactor, normalize_secrets
@@ -67,6 +68,37 @@ class AgentConfig:
     store: SessionStore | None
     sleep: SleepFn
     metadata: Mapping[str, Any]
+    input_builder: Any = None
+    prompt_builder: Any = None
+    providers: ProviderRegistry | None = None
+
+    def provider_for(self, model: Mapping[str, Any]) -> Any:
+        """The provider a turn on ``model`` talks to: the registered provider
+        named by ``model["provider"]`` when the agent has a registry holding
+        it, else the agent's provider."""
+        registry = self.providers
+        name = model.get("provider")
+        if registry is not None and isinstance(name, str) and registry.has_provider(name):
+            return registry.resolve_provider(name)
+        return self.provider
+
+    def check_provider(self, model: ModelConfig, where: str) -> None:
+        """Refuse a model whose provider this agent cannot reach: a turn on it
+        would otherwise silently talk to a different provider."""
+        name = model["provider"]
+        if name == self.model["provider"]:
+            return
+        if self.providers is None:
+            raise ConfigError(
+                f"{where} names provider {name!r} but the agent was created for"
+                f" {self.model['provider']!r}; pass create_agent(providers=registry) with"
+                f" {name!r} registered to switch providers"
+            )
+        if not self.providers.has_provider(name):
+            raise UnknownNameError(
+                f"{where} names provider {name!r}, which the agent's provider registry"
+                f" does not hold; registered: {sorted(self.providers.list_providers())}"
+            )
 
     @classmethod
     def build(
@@ -89,6 +121,9 @@ class AgentConfig:
         store: SessionStore | None = None,
         sleep: SleepFn | None = None,
         metadata: Mapping[str, Any] | None = None,
+        input_builder: Any = None,
+        prompt_builder: Any = None,
+        providers: ProviderRegistry | None = None,
     ) -> AgentConfig:
         checked_model = validate_model(model)
         generate = getattr(provider, "generate", None)
@@ -117,6 +152,15 @@ class AgentConfig:
         except TypeError as error:
             raise ConfigError(f"secrets: {error}") from None
         checked_compaction = coerce_compaction_options(compaction, checked_model)
+        _check_builder(input_builder, "input_builder")
+        _check_builder(prompt_builder, "prompt_builder")
+        if input_builder is not None and attention_compiler not in (None, False):
+            raise ConfigError(
+                "input_builder cannot be combined with attention_compiler: the compiler"
+                " works on the default message groups (drop one of them)"
+            )
+        if providers is not None and not isinstance(providers, ProviderRegistry):
+            raise ConfigError("providers must be a ProviderRegistry (create_provider_registry())")
         return cls(
             model=checked_model,
             provider=provider,
@@ -138,7 +182,15 @@ class AgentConfig:
             store=store,
             sleep=sleep or anyio.sleep,
             metadata=dict(metadata or {}),
+            input_builder=input_builder,
+            prompt_builder=prompt_builder,
+            providers=providers,
         )
+
+
+def _check_builder(builder: object, name: str) -> None:
+    if builder is not None and not callable(getattr(builder, "build", None)):
+        raise ConfigError(f"{name} must have an async build(...) method (see docs/assembly.md)")
 
 
 def _tool_registry(tools: object) -> ToolRegistry:

@@ -3,13 +3,36 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
 
 from prism.compaction import CompactionOptions
 from prism.compaction import coerce_compaction_options as _coerce_compaction
+from prism.contracts import ModelConfig
 from prism.errors import ConfigError
 from prism.retry import RetryOptions
+
+
+class RunOptions(TypedDict, total=False):
+    """Per-run options shared by ``run``, ``stream`` and ``run_sync`` (all
+    optional; docs/runtime.md has the effect of each)."""
+
+    model: ModelConfig
+    system: str | Sequence[str]
+    retry: RetryOptions | Mapping[str, Any] | bool
+    compaction: CompactionOptions | Mapping[str, Any] | bool
+    max_tool_rounds: int
+    metadata: Mapping[str, Any]
+    attention: Any
+
+
+RUN_OPTION_NAMES: frozenset[str] = frozenset(RunOptions.__optional_keys__)
+
+
+def check_run_option_names(options: Mapping[str, Any]) -> None:
+    unknown = sorted(set(options) - RUN_OPTION_NAMES)
+    if unknown:
+        raise ConfigError(f"unknown run option(s) {unknown}; expected {sorted(RUN_OPTION_NAMES)}")
 
 
 def coerce_retry_options(value: Any) -> RetryOptions | None:

@@ -24,19 +24,26 @@ from prism.errors import (
     error_info,
 )
 from prism.middleware import report_middleware_errors
-from prism.runtime.autocompact import compact_branch, merged_options
+from prism.runtime.autocompact import compact_branch, maybe_auto_compact, merged_options
 from prism.runtime.branch import BranchCache
 from prism.runtime.config import validate_model, validate_positive_int
 from prism.runtime.context import AttentionState, RunClaim, RunContext
 from prism.runtime.events import AgentEventListener, EventHub
 from prism.runtime.input import normalize_input
 from prism.runtime.loop import execute_run
-from prism.runtime.options import coerce_compaction_options, coerce_retry_options
+from prism.runtime.options import (
+    RunOptions,
+    check_run_option_names,
+    coerce_compaction_options,
+    coerce_retry_options,
+)
 from prism.runtime.result import RunResult
 from prism.runtime.stream import RunStream
 from prism.stores.base import SessionLeaseHolder, SessionStore
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from prism.runtime.agent import Agent
 
 BUSY_MESSAGE = "Agent session already has an active run"
@@ -240,6 +247,8 @@ class AgentSession:
         else:
             run_retry = coerce_retry_options(retry)
         run_model = validate_model(model, "run option model") if model is not None else None
+        if run_model is not None:
+            config.check_provider(run_model, "run option model")
         if compaction is None:
             run_compaction = config.compaction
         elif compaction is False:
@@ -267,6 +276,7 @@ class AgentSession:
     ) -> tuple[RunClaim, RunContext, Callable[[], Awaitable[RunResult]]]:
         """Claim the session and validate input and options; on failure release
         the claim so nothing is stored or emitted."""
+        check_run_option_names(options)
         claim = self._claim_run(accepts_input=True)
         try:
             messages = normalize_input(input)
@@ -277,16 +287,7 @@ class AgentSession:
         return claim, run, lambda: self._execute(claim, run, messages)
 
     async def run(
-        self,
-        input: str | Message | Sequence[Message],
-        *,
-        model: ModelConfig | None = None,
-        system: str | Sequence[str] | None = None,
-        retry: Any = None,
-        compaction: Any = None,
-        max_tool_rounds: int | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        attention: Any = None,
+        self, input: str | Message | Sequence[Message], **options: Unpack[RunOptions]
     ) -> RunResult:
         """Run the agent loop on ``input`` and return the result.
 
@@ -296,19 +297,12 @@ class AgentSession:
         ...) after emitting the ``error`` event. ``retry=False`` /
         ``compaction=False`` switch those off for this run.
         """
-        options = {
-            "model": model,
-            "system": system,
-            "retry": retry,
-            "compaction": compaction,
-            "max_tool_rounds": max_tool_rounds,
-            "metadata": metadata,
-            "attention": attention,
-        }
         _, _, execute = self._begin(input, options)
         return await execute()
 
-    def run_sync(self, input: str | Message | Sequence[Message], **options: Any) -> RunResult:
+    def run_sync(
+        self, input: str | Message | Sequence[Message], **options: Unpack[RunOptions]
+    ) -> RunResult:
         """``run`` for scripts and notebooks without an event loop: starts one
         (asyncio), runs, and returns the result. Refused inside a running
         event loop (``await session.run(...)`` there)."""
@@ -372,7 +366,9 @@ class AgentSession:
             return PrismError(info["message"], code=info.get("code"))
         return error
 
-    def stream(self, input: str | Message | Sequence[Message], **options: Any) -> RunStream:
+    def stream(
+        self, input: str | Message | Sequence[Message], **options: Unpack[RunOptions]
+    ) -> RunStream:
         """Run like :meth:`run` and yield every event of the run as it happens.
 
         ``async for event in session.stream(...)`` or ``async with
@@ -413,11 +409,26 @@ class AgentSession:
 
     # --- model, reads ---------------------------------------------------------------------
 
-    async def set_model(self, model: ModelConfig) -> SessionEntry:
+    async def set_model(
+        self, model: ModelConfig | str, *, provider: str | None = None
+    ) -> SessionEntry:
         """Append a ``model_change`` entry under the leaf; later provider turns
-        (including the active run's next turn) use it."""
-        checked = validate_model(model)
+        (including the active run's next turn) use it.
+
+        ``model`` is a ``ModelConfig`` or a model id; ``provider`` switches the
+        provider too (a model id on another provider resolves through the
+        agent's ``providers`` registry, with its registered config when it has
+        one). A provider the agent cannot reach raises before anything is
+        stored."""
+        config = self.agent.config
         await self.load()
+        if isinstance(model, str):
+            name = provider or self.current_model["provider"]
+            model = _registered_model(config.providers, name, model)
+        elif provider is not None:
+            model = {**model, "provider": provider}
+        checked = validate_model(model)
+        config.check_provider(checked, "set_model")
         entry: SessionEntry = {
             "id": self.new_entry_id(),
             "sessionId": self._id,
@@ -520,6 +531,29 @@ class AgentSession:
         finally:
             self._release(claim)
 
+    async def auto_compact(self, **options: Any) -> SessionEntry | None:
+        """Ask the compaction trigger now, exactly as a run does once before
+        its first provider turn, and compact when it fires. Options are
+        ``CompactionOptions`` fields layered over the agent's (for example
+        ``trigger=...``). Returns the compaction entry, or None when no
+        trigger is configured or it did not fire. Refused while a run is
+        active."""
+        claim = self._claim_run(accepts_input=False)
+        try:
+            with self._reporting(None):
+                await self.load()
+                merged = merged_options(self.agent.config, options)
+                config = self.agent.config
+                run = self._context(
+                    claim,
+                    retry=config.retry,
+                    compaction=merged,
+                    attention=_run_attention(config.attention_compiler, None),
+                )
+                return await maybe_auto_compact(run)
+        finally:
+            self._release(claim)
+
     # --- branches and sessions -------------------------------------------------------------
 
     async def navigate(self, entry_id: str) -> None:
@@ -564,6 +598,16 @@ def _run_attention(agent_compiler: Any, overlay: Any) -> Any:
     from prism.attention import resolve_run_compiler
 
     return resolve_run_compiler(agent_compiler, overlay)
+
+
+def _registered_model(registry: Any, provider: str, model_id: str) -> ModelConfig:
+    """The registry's config for ``provider``/``model_id`` when it lists one
+    (limits, prices), else just the names."""
+    if registry is not None:
+        for config in registry.list_models(provider):
+            if config["model"] == model_id:
+                return config  # type: ignore[no-any-return]
+    return {"provider": provider, "model": model_id}
 
 
 def _refuse_inside_event_loop(what: str, instead: str) -> None:

@@ -72,6 +72,8 @@ async def assemble_turn(run: RunContext) -> ProviderRequest:
         run_id=run.run_id,
         turn=run.turn,
         redactor=config.redactor if len(config.redactor) else None,
+        input_builder=config.input_builder,
+        prompt_builder=config.prompt_builder,
         **attention_options(run),
     )
     middleware = config.middleware
@@ -166,7 +168,7 @@ async def stream_turn(run: RunContext, request: ProviderRequest) -> TurnOutcome:
             outcome.output_started = True
             emit({"type": "message_started", "role": "assistant", "messageId": message_id})
 
-    provider = run.config.provider
+    provider = run.config.provider_for(run.current_model)
     try:
         stream = provider.generate(request)
         # Async generators are closed deterministically when we stop early;
