@@ -9,7 +9,7 @@ DEPS_STAMP := $(VENV)/.deps-installed
 NATIVE := python/prism/_native.abi3.so
 RUST_SOURCES := $(shell find rust -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 
-.PHONY: install demo test test-rust test-python lint bench dist clean
+.PHONY: install demo test test-rust test-python lint bench dist check-dist clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -55,8 +55,20 @@ bench: install
 	$(PY) -c 'import tomllib,subprocess,sys; p=tomllib.load(open("pyproject.toml","rb"))["project"]; subprocess.check_call([sys.executable,"-m","pip","install","-q",*p["optional-dependencies"]["bench"]])'
 	$(PY) -m pytest benches --benchmark-only -p no:cacheprovider -o testpaths=benches
 
-dist:
-	$(BIN)/maturin build --profile dist --out dist
+# The distributable: an abi3 wheel tagged manylinux2014 (glibc 2.17), linked
+# by zig (the ziglang package, a dev dependency) so no container is needed,
+# with the fat-LTO `dist` profile; plus an sdist that builds with cargo.
+dist: $(DEPS_STAMP)
+	rm -rf dist
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/maturin build --profile dist --zig \
+		--compatibility manylinux2014 --target x86_64-unknown-linux-gnu --out dist
+	$(BIN)/maturin sdist --out dist
+
+# Installs what `make dist` built the way a user would (fresh virtualenvs, no
+# Rust toolchain on PATH for the wheel) and runs the smoke checks, every
+# `prism init` template's own tests, an sdist build, and twine check.
+check-dist: dist
+	PYTHON=$(PYTHON) bash .ci/check-dist
 
 clean:
 	rm -rf $(VENV) target dist $(NATIVE)
