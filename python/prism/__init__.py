@@ -7,13 +7,15 @@ a command that needs only part of the package never imports the rest.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from prism._lazy import attach
 
 __version__ = "0.1.0"
 
 # name -> the module that defines it; ``__getattr__`` imports on first use.
 _EXPORTS: dict[str, str] = {
+    "contracts": "prism.contracts",
     "digest_value": "prism._native",
     "estimate_entry_tokens": "prism._native",
     "estimate_message_tokens": "prism._native",
@@ -172,7 +174,6 @@ _EXPORTS: dict[str, str] = {
     "run_tool_calls": "prism.tools",
     "tool": "prism.tools",
 }
-_SUBMODULES = frozenset({"contracts"})
 
 if TYPE_CHECKING:
     from prism import contracts
@@ -377,21 +378,7 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(module), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f"prism.{name}")
-    else:
-        raise AttributeError(f"module 'prism' has no attribute {name!r}")
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
-
+__getattr__, __dir__ = attach(__name__, _EXPORTS)
 
 __all__ = [
     "AGENT_EVENT_TYPES",

@@ -1,44 +1,88 @@
 """Security: permission policies, credentials, redaction."""
 
-from prism.security.credentials import (
-    CredentialChain,
-    CredentialResolver,
-    CredentialSource,
-    OAuthCredential,
-    OAuthToken,
-    ResolvedCredential,
-    callable_credential,
-    create_credential_chain,
-    create_oauth_credential,
-    env_credential,
-    explicit_credential,
-    resolve_credential,
-)
-from prism.security.permissions import (
-    PERMISSION_KINDS,
-    AllowlistPolicy,
-    PermissionDecision,
-    PermissionKind,
-    PermissionPolicy,
-    PermissionRequest,
-    allowlist_policy_from_json,
-    check_permission,
-    combine_policies,
-    create_allow_all_policy,
-    create_allowlist_policy,
-    create_deny_all_policy,
-    policy_from_function,
-    require_permission,
-)
-from prism.security.redaction import (
-    NOOP_REDACTOR,
-    NoopRedactor,
-    SecretRedactor,
-    create_redactor,
-    error_info,
-    redact_error_info,
-    redact_event,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prism._lazy import attach
+
+if TYPE_CHECKING:
+    from prism.security.credentials import (
+        CredentialChain,
+        CredentialResolver,
+        CredentialSource,
+        OAuthCredential,
+        OAuthToken,
+        ResolvedCredential,
+        callable_credential,
+        create_credential_chain,
+        create_oauth_credential,
+        env_credential,
+        explicit_credential,
+        resolve_credential,
+    )
+    from prism.security.permissions import (
+        PERMISSION_KINDS,
+        AllowlistPolicy,
+        PermissionDecision,
+        PermissionKind,
+        PermissionPolicy,
+        PermissionRequest,
+        allowlist_policy_from_json,
+        check_permission,
+        combine_policies,
+        create_allow_all_policy,
+        create_allowlist_policy,
+        create_deny_all_policy,
+        policy_from_function,
+        require_permission,
+    )
+    from prism.security.redaction import (
+        NOOP_REDACTOR,
+        NoopRedactor,
+        SecretRedactor,
+        create_redactor,
+        error_info,
+        redact_error_info,
+        redact_event,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "CredentialChain": "prism.security.credentials",
+    "CredentialResolver": "prism.security.credentials",
+    "CredentialSource": "prism.security.credentials",
+    "OAuthCredential": "prism.security.credentials",
+    "OAuthToken": "prism.security.credentials",
+    "ResolvedCredential": "prism.security.credentials",
+    "callable_credential": "prism.security.credentials",
+    "create_credential_chain": "prism.security.credentials",
+    "create_oauth_credential": "prism.security.credentials",
+    "env_credential": "prism.security.credentials",
+    "explicit_credential": "prism.security.credentials",
+    "resolve_credential": "prism.security.credentials",
+    "PERMISSION_KINDS": "prism.security.permissions",
+    "AllowlistPolicy": "prism.security.permissions",
+    "PermissionDecision": "prism.security.permissions",
+    "PermissionKind": "prism.security.permissions",
+    "PermissionPolicy": "prism.security.permissions",
+    "PermissionRequest": "prism.security.permissions",
+    "allowlist_policy_from_json": "prism.security.permissions",
+    "check_permission": "prism.security.permissions",
+    "combine_policies": "prism.security.permissions",
+    "create_allow_all_policy": "prism.security.permissions",
+    "create_allowlist_policy": "prism.security.permissions",
+    "create_deny_all_policy": "prism.security.permissions",
+    "policy_from_function": "prism.security.permissions",
+    "require_permission": "prism.security.permissions",
+    "NOOP_REDACTOR": "prism.security.redaction",
+    "NoopRedactor": "prism.security.redaction",
+    "SecretRedactor": "prism.security.redaction",
+    "create_redactor": "prism.security.redaction",
+    "error_info": "prism.security.redaction",
+    "redact_error_info": "prism.security.redaction",
+    "redact_event": "prism.security.redaction",
+}
+__getattr__, __dir__ = attach(__name__, _EXPORTS)
 
 __all__ = [
     "NOOP_REDACTOR",

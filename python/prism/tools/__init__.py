@@ -1,18 +1,54 @@
 """Tools: host-owned definitions, an exact allow/deny registry, and dispatch."""
 
-from prism.tools.definition import ToolContext, ToolDefinition, ToolExecute, define_tool, tool
-from prism.tools.dispatch import (
-    INVALID_ARGUMENTS,
-    INVALID_TOOL_CALL,
-    PERMISSION_DENIED,
-    TOOL_ERROR,
-    TOOL_NOT_ACTIVE,
-    UNKNOWN_TOOL,
-    dispatch_tool_call,
-    run_tool_calls,
-    tool_error_result,
-)
-from prism.tools.registry import ToolRegistry, create_tool_registry
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prism._lazy import attach
+
+if TYPE_CHECKING:
+    from prism.tools.definition import (
+        ToolContext,
+        ToolDefinition,
+        ToolExecute,
+        define_tool,
+        tool,
+    )
+    from prism.tools.dispatch import (
+        INVALID_ARGUMENTS,
+        INVALID_TOOL_CALL,
+        PERMISSION_DENIED,
+        TOOL_ERROR,
+        TOOL_NOT_ACTIVE,
+        UNKNOWN_TOOL,
+        dispatch_tool_call,
+        run_tool_calls,
+        tool_error_result,
+    )
+    from prism.tools.registry import (
+        ToolRegistry,
+        create_tool_registry,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "ToolContext": "prism.tools.definition",
+    "ToolDefinition": "prism.tools.definition",
+    "ToolExecute": "prism.tools.definition",
+    "define_tool": "prism.tools.definition",
+    "tool": "prism.tools.definition",
+    "INVALID_ARGUMENTS": "prism.tools.dispatch",
+    "INVALID_TOOL_CALL": "prism.tools.dispatch",
+    "PERMISSION_DENIED": "prism.tools.dispatch",
+    "TOOL_ERROR": "prism.tools.dispatch",
+    "TOOL_NOT_ACTIVE": "prism.tools.dispatch",
+    "UNKNOWN_TOOL": "prism.tools.dispatch",
+    "dispatch_tool_call": "prism.tools.dispatch",
+    "run_tool_calls": "prism.tools.dispatch",
+    "tool_error_result": "prism.tools.dispatch",
+    "ToolRegistry": "prism.tools.registry",
+    "create_tool_registry": "prism.tools.registry",
+}
+__getattr__, __dir__ = attach(__name__, _EXPORTS)
 
 __all__ = [
     "INVALID_ARGUMENTS",

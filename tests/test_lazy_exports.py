@@ -1,0 +1,66 @@
+"""Lazily exported names: every package's ``__all__`` resolves, the lazy
+table and the type checker's imports agree, and importing a package loads
+none of what it re-exports."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "python"
+LAZY = sorted(
+    str(path.parent.relative_to(ROOT)).replace("/", ".")
+    for path in ROOT.glob("prism/**/__init__.py")
+    if "from prism._lazy import attach" in path.read_text()
+)
+
+
+def test_the_packages_are_lazy() -> None:
+    assert {"prism", "prism.compaction", "prism.runtime", "prism.stores"} <= set(LAZY)
+
+
+def _type_checking_imports(package: str) -> dict[str, str]:
+    path = ROOT / package.replace(".", "/") / "__init__.py"
+    tree = ast.parse(path.read_text())
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    names: dict[str, str] = {}
+    for node in block.body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                names[alias.name] = node.module
+    return names
+
+
+@pytest.mark.parametrize("package", LAZY)
+def test_exports_resolve_and_match_the_type_checking_block(package: str) -> None:
+    module = importlib.import_module(package)
+    exports: dict[str, str] = module._EXPORTS
+    checked = _type_checking_imports(package)
+    submodules = {n for n, m in exports.items() if m == f"{package}.{n}"}
+    assert {n: m for n, m in exports.items() if n not in submodules} == {
+        n: m for n, m in checked.items() if n not in submodules
+    }
+    assert set(module.__all__) - {"__version__"} <= set(exports)
+    for name in set(module.__all__) - {"__version__"}:
+        assert getattr(module, name) is not None, name
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        module.not_a_name  # noqa: B018
+
+
+def test_importing_prism_loads_no_capability() -> None:
+    code = (
+        "import sys, prism, prism.compaction, prism.stores;"
+        "print(sorted(m for m in sys.modules if m.startswith('prism')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['prism', 'prism._lazy', 'prism.compaction', 'prism.stores']"
