@@ -345,3 +345,73 @@ async def test_nul_in_ids_is_refused_clearly(store: PostgresSessionStore) -> Non
     assert await store.list_sessions() == []
     assert await store.list("a\x00b") == []
     assert await store.get("e\x001") is None
+
+
+class CuttingProxy:
+    """A TCP proxy in front of the server that, when armed, lets the next
+    append reach the server (which executes and commits it) and then cuts
+    the client's connection instead of delivering the reply: a network
+    failure after COMMIT, the one case where the client cannot know."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.armed = False
+        self.cuts = 0
+
+    async def __aenter__(self) -> CuttingProxy:
+        import asyncio
+
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._server.close()
+
+    async def _handle(self, client_r: Any, client_w: Any) -> None:
+        import asyncio
+        import contextlib
+
+        server_r, server_w = await asyncio.open_connection("127.0.0.1", self.target_port)
+        append_sent = asyncio.Event()
+
+        async def upstream() -> None:
+            while data := await client_r.read(65536):
+                if self.armed and b"INSERT INTO prism_entries" in data:
+                    self.armed = False
+                    append_sent.set()
+                server_w.write(data)
+                await server_w.drain()
+            server_w.close()
+
+        async def downstream() -> None:
+            while data := await server_r.read(65536):
+                if append_sent.is_set():
+                    # The server answered, so it has committed: drop the
+                    # answer and the client's connection.
+                    self.cuts += 1
+                    client_w.transport.abort()
+                    server_w.close()
+                    return
+                client_w.write(data)
+                await client_w.drain()
+            client_w.close()
+
+        with contextlib.suppress(OSError, ConnectionError):
+            await asyncio.gather(upstream(), downstream())
+
+
+async def test_connection_cut_after_commit_counts_as_written(
+    pg_server: PgServer, pg_dsn: str
+) -> None:
+    async with CuttingProxy(pg_server.port) as proxy:
+        dsn = pg_dsn.replace(f"port={pg_server.port}", f"port={proxy.port}")
+        async with create_postgres_session_store(dsn, connect_timeout=5) as s:
+            await s.append(entry(1))  # type: ignore[arg-type]
+            proxy.armed = True
+            # The reply never arrives; the store checks on a fresh connection,
+            # finds the whole batch stored, and reports success.
+            await s.append_many([entry(2), entry(3)])  # type: ignore[list-item]
+            assert proxy.cuts == 1
+            assert [e["id"] for e in await s.list("s1")] == ["e1", "e2", "e3"]
+            await s.append(entry(4))  # type: ignore[arg-type]

@@ -184,13 +184,20 @@ class PostgresSessionStore:
                 # Rolled back; name the first id of the batch that exists.
                 raise await self._duplicate_error(conn, ids) from None
             except (psycopg.Error, OSError) as exc:
-                if is_connection_failure(exc) and await self._landed(ids):
-                    # The connection dropped after the server committed:
-                    # the batch is stored whole, so this append succeeded.
-                    return
-                raise operation_error(
-                    self._info, exc, "append", written="nothing was written (the batch rolled back)"
-                ) from None
+                written = "nothing was written (the batch rolled back)"
+                if is_connection_failure(exc):
+                    landed = await self._landed(ids)
+                    if landed:
+                        # The connection dropped after the server committed:
+                        # the batch is stored whole, so this append succeeded.
+                        return
+                    if landed is None:
+                        written = (
+                            "the store could not check whether the batch was committed; it "
+                            "landed whole or not at all, and retrying it is safe (a batch "
+                            "that landed is refused as a duplicate)"
+                        )
+                raise operation_error(self._info, exc, "append", written=written) from None
 
     async def list(self, session_id: str) -> builtins.list[SessionEntry]:
         if "\x00" in session_id:
@@ -329,8 +336,9 @@ class PostgresSessionStore:
         found = first_existing(batch_ids, existing) or batch_ids[0]
         return DuplicateEntryError(f"duplicate session entry id {found!r}")
 
-    async def _landed(self, batch_ids: builtins.list[str]) -> bool:
-        """Whether a batch whose COMMIT outcome is unknown is in the store."""
+    async def _landed(self, batch_ids: builtins.list[str]) -> bool | None:
+        """Whether a batch whose COMMIT outcome is unknown is in the store
+        (None: the server cannot be asked right now)."""
         try:
             async with self._pool.connection(timeout=self.connect_timeout) as conn:
                 cur = await conn.execute(
@@ -338,7 +346,7 @@ class PostgresSessionStore:
                 )
                 row = await cur.fetchone()
         except (psycopg.Error, OSError, PoolTimeout):
-            return False
+            return None
         return bool(row) and int(row[0]) == len(batch_ids)
 
 
