@@ -12,7 +12,6 @@ _escapy = st.sampled_from(list('"\\\n\r\t\b\f\x00\x01\x1f\x7f é€𝄞\u2028'))
 texts = st.one_of(st.text(), st.text(alphabet=_escapy), st.text(min_size=1, max_size=3))
 
 big_ints = st.one_of(st.integers(), st.integers(min_value=-(2**200), max_value=2**200))
-ints_64 = st.integers(min_value=-(2**63), max_value=2**64 - 1)
 
 
 def json_values_with(

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.native.native_strategies import ints_64, json_values_with, messages_with
+from tests.native.native_strategies import big_ints, json_values_with, messages_with
 from tests.oracles import jsonl as oracle
 
 from prism import _native as native
@@ -48,7 +48,7 @@ def test_every_kind_round_trips_in_order() -> None:
 
 
 leaf = st.one_of(
-    st.none(), st.booleans(), ints_64, st.floats(allow_nan=False, allow_infinity=False), st.text()
+    st.none(), st.booleans(), big_ints, st.floats(allow_nan=False, allow_infinity=False), st.text()
 )
 data_values = st.recursive(
     leaf,
@@ -58,11 +58,10 @@ data_values = st.recursive(
 ids = st.text(min_size=1, max_size=8)
 
 
-# Documented deviation: integers beyond 64 bits parse as floats, so parity
-# inputs stay within 64 bits.
-messages_64 = messages_with(json_values_with(ints_64, tuples=False))
+# Integers of any size (beyond 64 bits too) come back exact, as json.loads.
+messages_any = messages_with(json_values_with(big_ints, tuples=False))
 entries_st = st.one_of(
-    st.builds(lambda i, m: {**BASE, "id": i, "kind": "message", "message": m}, ids, messages_64),
+    st.builds(lambda i, m: {**BASE, "id": i, "kind": "message", "message": m}, ids, messages_any),
     st.builds(lambda i, s: {**BASE, "id": i, "kind": "summary", "summary": s}, ids, st.text()),
     st.builds(
         lambda i, t, d: {
@@ -112,6 +111,41 @@ def test_crlf_blank_lines_bom_and_no_final_newline() -> None:
     entries, errors = native.parse_session_entries(data)
     assert entries == [GOOD[1], GOOD[2]]
     assert errors == []
+
+
+BOM = b"\xef\xbb\xbf"
+BOM_REASON = (
+    "byte order mark at the start of a line (a BOM is allowed only at the start of the file)"
+)
+
+
+def test_bom_is_allowed_only_at_the_start_of_the_file() -> None:
+    a, b = line(GOOD[1]), line(GOOD[2])
+    entries, errors = native.parse_session_entries(BOM + a + b"\n" + BOM + b + b"\n")
+    assert entries == [GOOD[1]]
+    assert errors == [{"line": 2, "reason": BOM_REASON, "raw": "\ufeff" + b.decode()}]
+    # A tail that starts mid-file (first_line > 1) gets the same verdict as
+    # the whole file: the incremental reader and a fresh one agree.
+    tail_entries, tail_errors = native.parse_session_entries(BOM + b + b"\n", first_line=2)
+    assert (tail_entries, tail_errors) == ([], errors)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.sampled_from(GOOD)), min_size=1, max_size=8),
+    st.data(),
+)
+def test_any_split_of_a_file_parses_like_the_whole(
+    rows: list[tuple[bool, dict[str, Any]]], data: st.DataObject
+) -> None:
+    lines = [(BOM if bom else b"") + line(e) + b"\n" for bom, e in rows]
+    whole = b"".join(lines)
+    cut = data.draw(st.integers(0, len(lines)))
+    head, tail = b"".join(lines[:cut]), b"".join(lines[cut:])
+    first = native.parse_session_entries(head) if head else ([], [])
+    rest = native.parse_session_entries(tail, first_line=cut + 1) if tail else ([], [])
+    assert native.parse_session_entries(whole) == (first[0] + rest[0], first[1] + rest[1])
+    assert native.parse_session_entries(whole) == oracle.parse_session_entries(whole)
 
 
 def test_torn_last_line_is_quarantined_and_flagged() -> None:
@@ -233,6 +267,8 @@ def test_hundred_megabyte_line() -> None:
     assert len(entries[1]["summary"]) == 100 * 1024 * 1024
     assert [e["line"] for e in errors] == [3]
     assert errors[0]["reason"].startswith("invalid JSON: EOF while parsing a string")
+    # The record keeps a bounded excerpt, not the 100 MB line.
+    assert errors[0]["raw"] == '{"broken": "' + "y" * (256 - 12) + "..."
 
 
 def test_many_lines_across_batches_keep_numbers() -> None:
@@ -246,10 +282,36 @@ def test_many_lines_across_batches_keep_numbers() -> None:
     assert [e["line"] for e in errors] == [2 + i * 1001 for i in range(4)]
 
 
-def test_integers_past_64_bits_become_floats() -> None:
-    entry = {**BASE, "kind": "custom", "customType": "n", "data": [2**64, -(2**63) - 1]}
-    entries, _ = native.parse_session_entries(jsonl(entry))
-    assert entries[0]["data"] == [float(2**64), float(-(2**63) - 1)]
+def test_integers_past_64_bits_stay_exact() -> None:
+    values = [2**64, -(2**63) - 1, 2**64 - 1, -(2**63), 10**400, -(10**400) - 7, 1e20, 2.0**70]
+    entry = {**BASE, "kind": "custom", "customType": "n", "data": {"v": values, "s": "12" * 30}}
+    entries, errors = native.parse_session_entries(jsonl(entry))
+    assert errors == [] and entries == [entry]
+    got = entries[0]["data"]["v"]
+    assert [type(v) for v in got] == [type(v) for v in values]  # floats stay floats
+    assert json.dumps(entries[0]) == json.dumps(entry)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers() | st.integers(min_value=-(10**330), max_value=10**330), max_size=6))
+def test_any_integer_round_trips_exactly(values: list[int]) -> None:
+    entry = {**BASE, "kind": "custom", "customType": "n", "data": values}
+    entries, errors = native.parse_session_entries(jsonl(entry))
+    assert errors == [] and entries[0]["data"] == values
+    assert all(type(v) is int for v in entries[0]["data"])
+
+
+def test_integer_python_cannot_convert_quarantines_only_its_line() -> None:
+    # json.dumps cannot write it under CPython's default 4300-digit limit,
+    # but a foreign writer can.
+    huge = b'{"id":"h","sessionId":"s","parentId":null,"kind":"custom","customType":"n",'
+    huge += b'"data":{"x":[1,{"y":' + b"9" * 5000 + b"}]}}"
+    data = jsonl(GOOD[1]) + huge + b"\n" + jsonl(GOOD[2])
+    entries, errors = native.parse_session_entries(data)
+    assert entries == [GOOD[1], GOOD[2]]
+    assert [e["line"] for e in errors] == [2]
+    assert errors[0]["reason"].startswith("integer not convertible: Exceeds the limit (4300")
+    assert errors[0]["raw"] == huge[:256].decode() + "..."
 
 
 def test_numbers_and_escapes() -> None:

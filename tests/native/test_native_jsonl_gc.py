@@ -85,3 +85,19 @@ def test_every_container_of_the_result_is_tracked_again(n: int) -> None:
     # A collection over the result finds nothing to free and breaks nothing.
     gc.collect()
     assert entries[-1] == entry(n - 1)
+
+
+def test_an_entry_that_fails_to_convert_leaves_nothing_hidden() -> None:
+    # The bad entry's nested containers are built (and hidden) before its
+    # integer is refused; they are freed and forgotten, the line is
+    # quarantined, and the rest of the result is tracked as usual.
+    bad = (
+        b'{"id":"h","sessionId":"s","parentId":null,"kind":"custom","customType":"n",'
+        b'"data":{"a":[[1],{"b":[2]}],"x":' + b"9" * 5000 + b"}}\n"
+    )
+    entries, errors = native.parse_session_entries(jsonl(3) + bad + jsonl(2))
+    assert [e["line"] for e in errors] == [4]
+    assert len(entries) == 5
+    assert all(gc.is_tracked(e) and gc.is_tracked(e["data"]["items"]) for e in entries)
+    gc.collect()
+    assert entries[-1] == entry(1)

@@ -85,12 +85,28 @@ def validate_entry(entry: Any) -> None:
         raise Invalid(f"unknown kind '{kind[:40]}'")
 
 
+BOM = b"\xef\xbb\xbf"
+BOM_REASON = (
+    "byte order mark at the start of a line (a BOM is allowed only at the start of the file)"
+)
+RAW_EXCERPT_CHARS = 256
+
+
+def raw_excerpt(line: bytes) -> str:
+    """At most 256 code points of a bad line, ``...`` appended when cut."""
+    text = line[: RAW_EXCERPT_CHARS * 4].decode("utf-8", "replace")
+    if len(text) > RAW_EXCERPT_CHARS or len(line) > RAW_EXCERPT_CHARS * 4:
+        return text[:RAW_EXCERPT_CHARS] + "..."
+    return text
+
+
 def parse_session_entries(
     data: bytes, *, first_line: int = 1
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Same outcome as the native parser; JSON syntax reasons differ in wording
-    (they come from json.loads) but start with ``invalid JSON:``."""
-    if data.startswith(b"\xef\xbb\xbf"):
+    (they come from json.loads) but start with ``invalid JSON:``. A BOM is
+    dropped only at the start of the file (``first_line == 1``)."""
+    if first_line == 1 and data.startswith(BOM):
         data = data[3:]
     entries: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
@@ -102,7 +118,10 @@ def parse_session_entries(
         line = raw_line[:-1] if raw_line.endswith(b"\r") else raw_line
         if not line.strip(b" \t\r"):
             continue
-        raw = line.decode("utf-8", "replace")
+        raw = raw_excerpt(line)
+        if line.startswith(BOM):
+            errors.append({"line": number, "reason": BOM_REASON, "raw": raw})
+            continue
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -1,6 +1,6 @@
 //! Session files: parse and validate batches of lines with the GIL released,
 //! then build dicts for the accepted lines and error records for the rest.
-use prism_core::jsonl::{parse_lines, split_lines, JVal, Line, Outcome};
+use prism_core::jsonl::{parse_lines, raw_excerpt, split_lines, JVal, Line, Outcome};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -79,6 +79,7 @@ fn to_py<'a, 'py>(v: &JVal<'a>, b: &mut Build<'a, 'py>) -> PyResult<Bound<'py, P
         JVal::Bool(x) => pyo3::types::PyBool::new(py, *x).to_owned().into_any(),
         JVal::I64(i) => i.into_pyobject(py)?.into_any(),
         JVal::U64(u) => u.into_pyobject(py)?.into_any(),
+        JVal::BigInt(text) => big_int(py, text).inspect_err(|_| b.int_refused = true)?,
         JVal::F64(f) => PyFloat::new(py, *f).into_any(),
         JVal::Str(s) => PyString::new(py, s).into_any(),
         JVal::Arr(items) => {
@@ -121,8 +122,10 @@ fn to_py<'a, 'py>(v: &JVal<'a>, b: &mut Build<'a, 'py>) -> PyResult<Bound<'py, P
 #[derive(Default)]
 struct Hidden {
     /// Borrowed: every one is owned by the result (or by a container that
-    /// is) until `restore`. On an error path the result is dropped without
-    /// `restore`; list and dict deallocation accept untracked objects.
+    /// is) until `restore`. An entry that fails to convert is freed, and its
+    /// containers are cut off this list first; when the whole call fails the
+    /// result is dropped without `restore` (list and dict deallocation
+    /// accept untracked objects).
     objs: Vec<*mut ffi::PyObject>,
 }
 
@@ -160,11 +163,28 @@ impl Hidden {
     }
 }
 
-/// What converting values needs: the shared key strings and the containers
-/// hidden from the collector.
+/// An exact int from the decimal text of an integer literal. CPython may
+/// refuse it (its limit on digits for str-to-int conversion, 4300 by default).
+fn big_int<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    let digits = std::ffi::CString::new(text).expect("a JSON number has no NUL");
+    // SAFETY: `digits` is a NUL-terminated string that outlives the call; the
+    // end pointer may be NULL; the result is a new reference or NULL with an
+    // exception set (turned into the error).
+    unsafe {
+        Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyLong_FromString(digits.as_ptr(), std::ptr::null_mut(), 10),
+        )
+    }
+}
+
+/// What converting values needs: the shared key strings, the containers
+/// hidden from the collector, and whether the last failure was an integer
+/// Python refused (which quarantines that one line).
 struct Build<'a, 'py> {
     keys: Keys<'a, 'py>,
     hidden: Hidden,
+    int_refused: bool,
 }
 
 type Parsed<'py> = (Bound<'py, PyList>, Bound<'py, PyList>);
@@ -197,6 +217,7 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
                 cache: HashMap::default(),
             },
             hidden: Hidden::default(),
+            int_refused: false,
         },
     };
     out.build.hidden.hide(out.entries.as_any());
@@ -254,18 +275,38 @@ impl<'a, 'py> Builder<'a, 'py> {
         let py = self.build.keys.py;
         for (outcome, line) in outcomes.iter().zip(batch) {
             match outcome {
-                Outcome::Entry(v) => self.entries.append(to_py(v, &mut self.build)?)?,
-                Outcome::Blank => {}
-                Outcome::Error(reason) => {
-                    let rec = PyDict::new(py);
-                    rec.set_item("line", line.number)?;
-                    rec.set_item("reason", reason)?;
-                    rec.set_item("raw", String::from_utf8_lossy(line.bytes))?;
-                    self.errors.append(rec)?;
+                Outcome::Entry(v) => {
+                    let mark = self.build.hidden.objs.len();
+                    match to_py(v, &mut self.build) {
+                        Ok(entry) => self.entries.append(entry)?,
+                        Err(e) => {
+                            // The failed entry's containers are freed by now:
+                            // forget them before anything re-tracks them.
+                            self.build.hidden.objs.truncate(mark);
+                            if !std::mem::take(&mut self.build.int_refused) {
+                                return Err(e);
+                            }
+                            let reason = format!("integer not convertible: {}", e.value(py));
+                            self.error(line, &reason)?;
+                        }
+                    }
                 }
+                Outcome::Blank => {}
+                Outcome::Error(reason) => self.error(line, reason)?,
             }
         }
         Ok(())
+    }
+
+    /// One error record; `raw` is a bounded excerpt of the line, so a huge
+    /// garbage line is not kept alive by the record.
+    fn error(&mut self, line: &Line<'_>, reason: &str) -> PyResult<()> {
+        let py = self.build.keys.py;
+        let rec = PyDict::new(py);
+        rec.set_item("line", line.number)?;
+        rec.set_item("reason", reason)?;
+        rec.set_item("raw", raw_excerpt(line.bytes))?;
+        self.errors.append(rec)
     }
 }
 

@@ -5,7 +5,11 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::tokens::EntryKind;
+mod big_ints;
+mod shape;
+
+use big_ints::{has_big_int_candidate, parse_with_huge_ints, restore_big_ints};
+pub use shape::validate_entry;
 
 /// A parsed JSON value. Strings borrow from the input when they have no
 /// escapes; objects keep file order (and duplicate keys, last one wins when
@@ -16,6 +20,9 @@ pub enum JVal<'a> {
     Bool(bool),
     I64(i64),
     U64(u64),
+    /// An integer literal beyond 64 bits: its exact decimal text (optional
+    /// `-`, then digits), converted to an exact Python int by the binding.
+    BigInt(&'a str),
     F64(f64),
     Str(Cow<'a, str>),
     Arr(Vec<JVal<'a>>),
@@ -30,7 +37,7 @@ impl<'a> JVal<'a> {
             _ => None,
         }
     }
-    fn as_str(&self) -> Option<&str> {
+    pub fn as_str(&self) -> Option<&str> {
         match self {
             JVal::Str(s) => Some(s),
             _ => None,
@@ -127,9 +134,17 @@ pub struct Line<'a> {
 
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Splits `data` into lines; a UTF-8 BOM at the very start is dropped.
+/// Splits `data` into lines. One rule for BOMs, whether a file is read whole
+/// or its appended tail is: a UTF-8 BOM is dropped only at the start of the
+/// file, which is `first_line == 1` (a reader of a tail passes the file's
+/// next line number). Anywhere else a line starting with a BOM is
+/// quarantined (see `parse_line`).
 pub fn split_lines(data: &[u8], first_line: usize) -> Vec<Line<'_>> {
-    let data = data.strip_prefix(BOM).unwrap_or(data);
+    let data = if first_line == 1 {
+        data.strip_prefix(BOM).unwrap_or(data)
+    } else {
+        data
+    };
     let mut out = Vec::with_capacity(data.len() / 512 + 1);
     let mut start = 0;
     let mut number = first_line;
@@ -168,25 +183,59 @@ pub fn parse_line<'a>(line: &Line<'a>) -> Outcome<'a> {
     if bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
         return Outcome::Blank;
     }
+    if bytes.starts_with(BOM) {
+        return Outcome::Error(
+            "byte order mark at the start of a line (a BOM is allowed only at the start of the file)"
+                .into(),
+        );
+    }
     // The slice reader checks UTF-8 inside strings, and any non-ASCII byte
     // outside a string is a syntax error, so a successful parse implies valid
     // UTF-8; only a failed one needs the separate check for a better reason.
     let value: JVal<'a> = match serde_json::from_slice(bytes) {
-        Ok(v) => v,
-        Err(e) => {
-            if let Err(u) = std::str::from_utf8(bytes) {
-                return Outcome::Error(format!("invalid UTF-8 at byte {}", u.valid_up_to()));
+        Ok(mut v) => {
+            if has_big_int_candidate(&v) {
+                restore_big_ints(bytes, &mut v);
             }
-            let mut reason = json_error(&e);
-            if line.unterminated && e.is_eof() {
-                reason.push_str(" (torn last line: no trailing newline)");
-            }
-            return Outcome::Error(reason);
+            v
         }
+        Err(e) => match parse_with_huge_ints(bytes, &e) {
+            Some(v) => v,
+            None => {
+                if let Err(u) = std::str::from_utf8(bytes) {
+                    return Outcome::Error(format!("invalid UTF-8 at byte {}", u.valid_up_to()));
+                }
+                let mut reason = json_error(&e);
+                if line.unterminated && e.is_eof() {
+                    reason.push_str(" (torn last line: no trailing newline)");
+                }
+                return Outcome::Error(reason);
+            }
+        },
     };
     match validate_entry(&value) {
         Ok(()) => Outcome::Entry(value),
         Err(reason) => Outcome::Error(reason),
+    }
+}
+
+// --- error records -------------------------------------------------------------------
+
+/// Code points of a bad line kept in its error record: enough to recognise
+/// the line, bounded so a huge garbage line is not kept in memory.
+pub const RAW_EXCERPT_CHARS: usize = 256;
+
+/// The start of a bad line for its error record: at most
+/// `RAW_EXCERPT_CHARS` code points (invalid UTF-8 replaced by U+FFFD), with
+/// `...` appended when the line is longer.
+pub fn raw_excerpt(bytes: &[u8]) -> String {
+    // At most 4 bytes per code point; decoding more is wasted work.
+    let head = &bytes[..bytes.len().min(RAW_EXCERPT_CHARS * 4)];
+    let text = String::from_utf8_lossy(head);
+    match text.char_indices().nth(RAW_EXCERPT_CHARS) {
+        Some((cut, _)) => format!("{}...", &text[..cut]),
+        None if head.len() < bytes.len() => format!("{text}..."),
+        None => text.into_owned(),
     }
 }
 
@@ -229,109 +278,6 @@ pub fn parse_lines<'a>(lines: &[Line<'a>], threads: usize) -> Vec<Outcome<'a>> {
             .flat_map(|h| h.join().expect("parser thread"))
             .collect()
     })
-}
-
-fn need<'v, 'a>(obj: &'v JVal<'a>, field: &str, label: &str) -> Result<&'v JVal<'a>, String> {
-    obj.get(field)
-        .ok_or_else(|| format!("missing field '{label}'"))
-}
-
-fn need_str<'v>(obj: &'v JVal<'_>, field: &str, label: &str) -> Result<&'v str, String> {
-    need(obj, field, label)?
-        .as_str()
-        .ok_or_else(|| format!("field '{label}' must be a string"))
-}
-
-fn need_id(obj: &JVal<'_>, field: &str) -> Result<(), String> {
-    match need(obj, field, field)?.as_str() {
-        Some(s) if !s.is_empty() => Ok(()),
-        _ => Err(format!("field '{field}' must be a non-empty string")),
-    }
-}
-
-fn need_obj<'v, 'a>(obj: &'v JVal<'a>, field: &str, label: &str) -> Result<&'v JVal<'a>, String> {
-    match need(obj, field, label)? {
-        v @ JVal::Obj(_) => Ok(v),
-        _ => Err(format!("field '{label}' must be an object")),
-    }
-}
-
-fn optional(
-    obj: &JVal<'_>,
-    field: &str,
-    ok: fn(&JVal<'_>) -> bool,
-    what: &str,
-) -> Result<(), String> {
-    match obj.get(field) {
-        Some(v) if !ok(v) => Err(format!("field '{field}' must be {what}")),
-        _ => Ok(()),
-    }
-}
-
-/// Checks one line's value against the SessionEntry shape of its kind.
-pub fn validate_entry(v: &JVal<'_>) -> Result<(), String> {
-    if !matches!(v, JVal::Obj(_)) {
-        return Err("entry is not a JSON object".into());
-    }
-    need_id(v, "id")?;
-    need_id(v, "sessionId")?;
-    match need(v, "parentId", "parentId")? {
-        JVal::Null | JVal::Str(_) => {}
-        _ => return Err("field 'parentId' must be a string or null".into()),
-    }
-    let kind = need_str(v, "kind", "kind")?;
-    optional(v, "createdAt", |x| matches!(x, JVal::Str(_)), "a string")?;
-    optional(v, "metadata", |x| matches!(x, JVal::Obj(_)), "an object")?;
-    match EntryKind::of(kind) {
-        Some(EntryKind::Message) => {
-            let m = need_obj(v, "message", "message")?;
-            need_str(m, "role", "message.role")?;
-            match need(m, "content", "message.content")? {
-                JVal::Arr(blocks) => {
-                    for (i, b) in blocks.iter().enumerate() {
-                        if b.get("type").and_then(JVal::as_str).is_none() {
-                            return Err(format!(
-                                "field 'message.content[{i}]' must be an object with a string 'type'"
-                            ));
-                        }
-                    }
-                }
-                _ => return Err("field 'message.content' must be a list".into()),
-            }
-        }
-        Some(EntryKind::Summary) => {
-            need_str(v, "summary", "summary")?;
-        }
-        Some(EntryKind::ModelChange) => {
-            let m = need_obj(v, "model", "model")?;
-            need_str(m, "provider", "model.provider")?;
-            need_str(m, "model", "model.model")?;
-        }
-        Some(EntryKind::Custom) => {
-            need_str(v, "customType", "customType")?;
-        }
-        Some(EntryKind::Compaction) => {
-            need_str(v, "summary", "summary")?;
-            let d = need_obj(v, "data", "data")?;
-            match need(d, "keepEntryIds", "data.keepEntryIds")? {
-                JVal::Arr(ids) if ids.iter().all(|x| matches!(x, JVal::Str(_))) => {}
-                _ => return Err("field 'data.keepEntryIds' must be a list of strings".into()),
-            }
-            match d.get("throughEntryId") {
-                None | Some(JVal::Null) | Some(JVal::Str(_)) => {}
-                _ => return Err("field 'data.throughEntryId' must be a string or null".into()),
-            }
-        }
-        Some(EntryKind::Label) => {
-            need_str(v, "label", "label")?;
-            optional(v, "targetId", |x| matches!(x, JVal::Str(_)), "a string")?;
-        }
-        None => {
-            let shown: String = kind.chars().take(40).collect();
-            return Err(format!("unknown kind '{shown}'"));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -465,6 +411,92 @@ mod tests {
             data[2].1,
             JVal::Arr(vec![JVal::F64(1.5), JVal::I64(-2), JVal::U64(u64::MAX)])
         );
+    }
+
+    fn custom_data(data: &str) -> String {
+        format!(
+            r#"{{"id":"a","sessionId":"s","parentId":null,"kind":"custom","customType":"t","data":{data}}}"#
+        )
+    }
+
+    fn data_of(line: &str) -> JVal<'_> {
+        let lines = split_lines(line.as_bytes(), 1);
+        match parse_line(&lines[0]) {
+            Outcome::Entry(v) => v.get("data").unwrap().clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn integers_beyond_64_bits_keep_their_text() {
+        let huge = format!("-{}", "7".repeat(400)); // beyond the f64 range too
+        let line = custom_data(&format!(
+            r#"[18446744073709551616,-9223372036854775809,18446744073709551615,-9223372036854775808,1e20,20000000000000000000.0,"99999999999999999999",{{"k":{huge}}},1.5]"#
+        ));
+        let JVal::Arr(items) = data_of(&line) else {
+            panic!()
+        };
+        assert_eq!(items[0], JVal::BigInt("18446744073709551616"));
+        assert_eq!(items[1], JVal::BigInt("-9223372036854775809"));
+        assert_eq!(items[2], JVal::U64(u64::MAX));
+        assert_eq!(items[3], JVal::I64(i64::MIN));
+        assert_eq!(items[4], JVal::F64(1e20));
+        assert_eq!(items[5], JVal::F64(2e19));
+        assert_eq!(items[6], JVal::Str(Cow::Borrowed("99999999999999999999")));
+        assert_eq!(items[7].get("k"), Some(&JVal::BigInt(huge.as_str())));
+        assert_eq!(items[8], JVal::F64(1.5));
+    }
+
+    #[test]
+    fn strings_with_escaped_quotes_do_not_shift_tokens() {
+        let line = custom_data(r#"["a\"1\\",2,"\"",99999999999999999999999]"#);
+        let JVal::Arr(items) = data_of(&line) else {
+            panic!()
+        };
+        assert_eq!(items[1], JVal::U64(2));
+        assert_eq!(items[3], JVal::BigInt("99999999999999999999999"));
+    }
+
+    #[test]
+    fn float_beyond_range_is_still_an_error() {
+        let got = parse_all(custom_data("[1e400]").as_bytes());
+        let reason = got[0].1.clone().unwrap_err();
+        assert!(
+            reason.starts_with("invalid JSON: number out of range"),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn bom_only_at_the_start_of_the_file() {
+        let bom_line = format!("\u{feff}{OK}\n");
+        // A whole file: the first line's BOM is dropped, a later one is not.
+        let whole = format!("{bom_line}{bom_line}");
+        let got = parse_all(whole.as_bytes());
+        assert_eq!(got[0], (1, Ok(())));
+        let reason = got[1].1.clone().unwrap_err();
+        assert!(
+            reason.starts_with("byte order mark at the start of a line"),
+            "{reason}"
+        );
+        // A tail read from line 2 on starts mid-file: same verdict.
+        let lines = split_lines(bom_line.as_bytes(), 2);
+        assert!(matches!(parse_line(&lines[0]), Outcome::Error(r) if r == reason));
+    }
+
+    #[test]
+    fn excerpts_are_bounded() {
+        assert_eq!(raw_excerpt(b"short"), "short");
+        let exact = "\u{e9}".repeat(RAW_EXCERPT_CHARS);
+        assert_eq!(raw_excerpt(exact.as_bytes()), exact);
+        let long = "x".repeat(10_000_000);
+        let got = raw_excerpt(long.as_bytes());
+        assert_eq!(got, format!("{}...", "x".repeat(RAW_EXCERPT_CHARS)));
+        let mut bad = vec![0xffu8; 5000];
+        bad.extend_from_slice(b"tail");
+        let got = raw_excerpt(&bad);
+        assert_eq!(got.chars().count(), RAW_EXCERPT_CHARS + 3);
+        assert!(got.starts_with('\u{fffd}') && got.ends_with("..."));
     }
 
     #[test]
