@@ -11,6 +11,11 @@ usage:
   store_worker_postgres.py lease SESSION
       claim SESSION; print ``held <backend pid>`` (or ``busy <error>``),
       keep it until stdin reaches EOF, release, print ``released``.
+  store_worker_postgres.py agent-run SESSION
+      one agent run on SESSION with no explicit claim (the runtime claims);
+      prints ``running`` when the model is called (the run holds the
+      session), waits for a stdin line, then ``ran <answer>``; or ``busy
+      <error>`` if another run holds the session.
   store_worker_postgres.py run SESSION
       claim SESSION and run a 3-turn agent session on it with the mock
       provider; print ``ran <run count>`` or ``busy <error>``. Waits for a
@@ -128,8 +133,37 @@ async def run(session_id: str) -> None:
         say("ran 3")
 
 
+async def agent_run(session_id: str) -> None:
+    """One agent run, no explicit claim: the runtime claims the session.
+    The model's turn waits for a line on stdin, so the parent decides how
+    long the run (and its lease) lasts."""
+    from prism.providers import create_mock_provider, provider_done, provider_text_delta
+    from prism.runtime import create_agent
+
+    async def model(request: Any) -> list[Any]:
+        say("running")
+        await anyio.to_thread.run_sync(sys.stdin.readline)
+        return [provider_text_delta(f"answer from pid {os.getpid()}"), provider_done()]
+
+    async with create_postgres_session_store(os.environ["PRISM_TEST_DSN"]) as store:
+        agent = create_agent(
+            model={"provider": "mock", "model": "m"},
+            provider=create_mock_provider(model),
+            store=store,
+        )
+        try:
+            result = await agent.create_session(session_id).run(f"hi from pid {os.getpid()}")
+        except SessionBusyError as error:
+            say(f"busy {error}")
+            return
+        say(f"ran {result.text}")
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
+    if mode == "agent-run":
+        anyio.run(agent_run, sys.argv[2])
+        sys.exit(0)
     if mode == "append":
         anyio.run(append, int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:] == ["retry"])
     elif mode == "lease":

@@ -330,3 +330,22 @@ async def test_two_workers_racing_for_one_session_exactly_one_runs(
     ]
     assert len(users) == 3
     assert len({u.split("pid ")[1] for u in users}) == 1  # all from the one winner
+
+
+async def test_a_run_in_another_process_makes_this_run_busy(pg_dsn: str, procs: list[Any]) -> None:
+    """No explicit claims: the runtime claims the session for each run, so a
+    second process's run on the session is refused while the first runs."""
+    async with create_postgres_session_store(pg_dsn) as store:
+        await store.list("shared")
+    procs.append(spawn(pg_dsn, "agent-run", "shared"))
+    assert first_line(procs[0]) == "running"
+    procs.append(spawn(pg_dsn, "agent-run", "shared"))
+    assert first_line(procs[1]).startswith("busy session 'shared' is busy")
+    assert finish(procs[1]) == ""
+    assert finish(procs[0]).startswith("ran answer from pid")
+    async with create_postgres_session_store(pg_dsn) as store:
+        entries = await store.list("shared")
+    assert [e["message"]["role"] for e in entries if e["kind"] == "message"] == [  # type: ignore[typeddict-item]
+        "user",
+        "assistant",
+    ]
