@@ -4,6 +4,7 @@ persistence across separate processes."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +155,26 @@ def test_compact_flag_auto_compacts_a_persisted_session(prism_run: Any, prism_ho
         json.loads(line) for line in (prism_home / "sessions.jsonl").read_bytes().splitlines()
     ]
     assert any(e["kind"] == "compaction" for e in entries)
+
+
+def test_otel_writes_spans_to_stderr_and_keeps_stdout_clean(prism_run: Any) -> None:
+    done = prism_run("--otel", "--mode", "json", "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    for line in done.stdout.decode().splitlines():
+        assert json.loads(line)["type"] == "event"
+    err = done.stderr.decode()
+    assert '"name": "invoke_agent prism"' in err and '"name": "chat demo"' in err
+
+
+def test_otel_without_the_extra_names_it(
+    prism_run: Any, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    shadow = tmp_path / "shadow" / "opentelemetry"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('not installed')\n")
+    cli_env["PYTHONPATH"] = os.pathsep.join(
+        [str(tmp_path / "shadow"), *filter(None, [cli_env.get("PYTHONPATH")])]
+    )
+    done = prism_run("--otel", "-p", "hi")
+    assert done.returncode == 2
+    assert b"prism-harness[otel]" in done.stderr

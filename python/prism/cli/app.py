@@ -121,6 +121,11 @@ def _parser() -> _Parser:
         metavar="NAME",
         help="Model for the memory workers (default: the session's model).",
     )
+    add(
+        "--otel",
+        action="store_true",
+        help="Write OpenTelemetry spans to stderr (needs prism-harness[otel]).",
+    )
     return parser
 
 
@@ -159,6 +164,7 @@ def run(args: Sequence[str]) -> int:
         api_key_env=parsed.api_key_env,
         memory=parsed.memory,
         memory_model=parsed.memory_model,
+        otel=parsed.otel,
     )
     from prism.cli.modes import run_mode
 

@@ -61,6 +61,20 @@ class CommandContext:
     host: CliHost
 
 
+def stderr_tracer_provider() -> Any:
+    """``--otel``: spans go to stderr as the SDK's console exporter prints
+    them (one JSON object per span), so stdout keeps only the mode's output.
+    Each span is written as it ends, so nothing waits for a flush at exit."""
+    import sys
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr)))
+    return provider
+
+
 class CliHost:
     def __init__(
         self,
@@ -98,6 +112,7 @@ class CliHost:
             store = create_jsonl_session_store(self.session_file)
         self._store = store
         self._compaction = compaction
+        self._tracer_provider: Any = stderr_tracer_provider() if options.otel else None
         self.agent: Agent = self._build_agent(self.setup.secrets)
         self._commands: ContributionRegistry[CommandDefinition] | None = None
         self._extension_commands: ContributionRegistry[Any] | None = None
@@ -153,7 +168,7 @@ class CliHost:
 
     def _build_agent(self, secrets: tuple[str, ...]) -> Agent:
         options = self.options
-        return create_agent(
+        agent = create_agent(
             model=self.setup.model,
             provider=self.setup.provider,
             system=options.system,
@@ -165,6 +180,11 @@ class CliHost:
             store=self._store,
             providers=self.providers,
         )
+        if self._tracer_provider is not None:
+            from prism.telemetry import instrument
+
+            instrument(agent, tracer_provider=self._tracer_provider)
+        return agent
 
     async def use_provider(self, name: str, session: AgentSession) -> AgentSession:
         """Make provider ``name`` reachable (built like ``--provider name``,

@@ -54,6 +54,7 @@ class CliOptions:
     api_key_env: str | None = None
     memory: str | None = None
     memory_model: str | None = None
+    otel: bool = False
 
     def recorded(self) -> dict[str, Any]:
         """The flags the CLI records but never loads (see docs/cli.md)."""
@@ -141,6 +142,7 @@ def build_options(
     summary_model: str | None = None,
     memory: str | None = None,
     memory_model: str | None = None,
+    otel: bool = False,
 ) -> CliOptions:
     """``known_providers`` is called only for a provider other than ``mock``:
     listing the presets imports the HTTP adapter, which a mock run never needs."""
@@ -217,6 +219,14 @@ def build_options(
         if not memory_model.strip():
             raise UsageProblem("--memory-model must not be empty")
 
+    if otel:
+        try:
+            import opentelemetry.sdk.trace  # noqa: F401
+        except ImportError:
+            raise UsageProblem(
+                "--otel needs OpenTelemetry: pip install 'prism-harness[otel]'"
+            ) from None
+
     return CliOptions(
         mode=mode,
         prompt=prompt,
@@ -239,6 +249,7 @@ def build_options(
         api_key_env=api_key_env,
         memory=memory,
         memory_model=memory_model,
+        otel=otel,
     )
 
 
