@@ -77,8 +77,10 @@ class AgentConfig:
         named by ``model["provider"]`` when the agent has a registry holding
         it, else the agent's provider."""
         registry = self.providers
+        if registry is None:
+            return self.provider
         name = model.get("provider")
-        if registry is not None and isinstance(name, str) and registry.has_provider(name):
+        if isinstance(name, str) and registry.has_provider(name):
             return registry.resolve_provider(name)
         return self.provider
 

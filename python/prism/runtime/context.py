@@ -47,6 +47,8 @@ class RunInbox:
         self._follow_ups.extend(messages)
 
     def take_steering(self) -> list[Message]:
+        if not self._steering:
+            return []
         taken = list(self._steering)
         self._steering.clear()
         return taken

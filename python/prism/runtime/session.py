@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from prism.runtime.agent import Agent
 
 BUSY_MESSAGE = "Agent session already has an active run"
+_NO_REPORTING: AbstractContextManager[None] = nullcontext()
 
 
 def _now() -> str:
@@ -147,16 +148,18 @@ class AgentSession:
             with self._reporting(None):
                 await middleware.run("session_shutdown", {"sessionId": self._id})
 
-    @contextmanager
-    def _reporting(self, run_id: str | None) -> Iterator[None]:
+    def _reporting(self, run_id: str | None) -> AbstractContextManager[None]:
         """A middleware failing (``error_policy="event"``) while this session
-        runs a hook becomes a redacted ``extension_error`` event."""
+        runs a hook becomes a redacted ``extension_error`` event. Nothing to
+        set up for an agent without middleware (the common per-turn path)."""
+        if self.agent.config.middleware is None:
+            return _NO_REPORTING
+        hub = self._hub
 
         def report(hook: str, error: BaseException) -> None:
-            self._hub.report_extension_error("middleware", error, run_id, hook=hook)
+            hub.report_extension_error("middleware", error, run_id, hook=hook)
 
-        with report_middleware_errors(report):
-            yield
+        return report_middleware_errors(report)
 
     def _append_lock(self) -> anyio.Lock:
         if self._lock is None:
@@ -541,16 +544,16 @@ class AgentSession:
         claim = self._claim_run(accepts_input=False)
         try:
             with self._reporting(None):
-                await self.load()
-                merged = merged_options(self.agent.config, options)
-                config = self.agent.config
-                run = self._context(
-                    claim,
-                    retry=config.retry,
-                    compaction=merged,
-                    attention=_run_attention(config.attention_compiler, None),
-                )
-                return await maybe_auto_compact(run)
+                async with self._lease.hold():
+                    await self.load()
+                    config = self.agent.config
+                    run = self._context(
+                        claim,
+                        retry=config.retry,
+                        compaction=merged_options(config, options),
+                        attention=_run_attention(config.attention_compiler, None),
+                    )
+                    return await maybe_auto_compact(run)
         finally:
             self._release(claim)
 

@@ -119,8 +119,10 @@ def attention_checkpoint(run: RunContext) -> list[SessionEntry]:
     ``custom`` entry when the agent persists the frontier and its key sets
     changed since the last checkpoint, else nothing. Mark it stored with
     :func:`attention_checkpoint_stored` after the append."""
+    if run.attention is None:
+        return []
     frontier = run.frontier
-    if run.attention is None or frontier is None or not run.attention.persist_frontier:
+    if frontier is None or not run.attention.persist_frontier:
         return []
     data = frontier.pending_checkpoint()
     if data is None:
