@@ -348,3 +348,23 @@ async def test_construction_refuses_bad_wiring() -> None:
     with pytest.raises(SettingsError):
         runtime_for(session, scripted, overrides={"nope": 1})
     assert runtime_for(session, scripted, store=session.store) is not None
+
+
+async def test_a_long_backlog_is_observed_in_chunks_and_summaries_are_not_reread() -> None:
+    session = await chat(*[f"fact number {i} " + "detail " * 2000 for i in range(12)])
+    await session.compact(keep_recent_entries=2)  # a compaction entry in the middle
+    await session.run("after the compaction")
+    scripted = ScriptedWorkers()
+    runtime = runtime_for(session, scripted)
+    report = await runtime.flush()
+    assert report.ok
+    chunks = [w for w in report.workers if w.worker == "observer"]
+    assert len(chunks) > 1  # 12 x ~3,500 tokens do not fit one 20,000-token prompt
+    prompts = [bracket_ids(r, r"\[(entry_[a-z0-9]+)\]") for r in scripted.requests["observer"]]
+    seen = [entry_id for ids in prompts for entry_id in ids]
+    entries = await session.branch_entries()
+    readable = [e["id"] for e in entries if e["kind"] == "message"]
+    assert seen == readable  # every message exactly once, in order, no compaction summary
+    markers = [e["data"]["coversUpToId"] for e in memory_records(entries)]
+    assert markers[-1] == readable[-1]
+    assert (await runtime.flush()).skipped == "no_work"

@@ -46,6 +46,10 @@ from prism.security.redaction import SecretRedactor
 
 Trigger = Literal["flush", "post_run"]
 MAX_DEBUG_LINES = 200
+# One observer prompt covers at most this many tokens of entries (or twice
+# observe_after_tokens when that is larger); a longer backlog is chunked.
+OBSERVER_CHUNK_TOKENS = 8_000
+MAX_OBSERVER_CHUNKS = 64
 
 
 @dataclass(slots=True)
@@ -198,7 +202,10 @@ class ObservationalMemoryRuntime:
                 self._debug(settings, event="skipped", reason="missing_credential")
                 return self._remember(report)
             forced = trigger == "flush"
-            for step in (self._observe, self._reflect, self._drop):
+            # The observer reads a long backlog in chunks; flush() works through
+            # all of it, the gate takes one chunk per run.
+            steps = [self._observe] * (MAX_OBSERVER_CHUNKS if forced else 1)
+            for step in (*steps, self._reflect, self._drop):
                 worker = await step(provider, redactor, settings, forced)
                 if worker is None:
                     continue
@@ -290,9 +297,16 @@ class ObservationalMemoryRuntime:
         unobserved = [e for e in entries[start:] if workers.describe_entry(e) is not None]
         if not unobserved:
             return None
-        tokens = sum(estimate_entry_tokens(e) for e in unobserved)
-        if not forced and tokens < settings.observe_after_tokens:
+        sizes = [estimate_entry_tokens(e) for e in unobserved]
+        if not forced and sum(sizes) < settings.observe_after_tokens:
             return None
+        budget = max(OBSERVER_CHUNK_TOKENS, 2 * settings.observe_after_tokens)
+        taken = 0
+        for count, size in enumerate(sizes):
+            taken += size
+            if taken > budget and count:
+                unobserved = unobserved[:count]
+                break
         covers = unobserved[-1]["id"]
         job = workers.observer_job(
             unobserved, {e["id"] for e in entries}, ledger.active_observations(), redactor

@@ -77,9 +77,11 @@ def _clip(text: str) -> str:
 
 def describe_entry(entry: Mapping[str, Any]) -> str | None:
     """One prompt line for a branch entry, or None for entries a worker
-    should not read (custom records, labels, model changes)."""
+    should not read: custom records, labels, model changes, and compaction
+    summaries (they restate entries that are still on the branch, and a
+    memory compaction's summary is the memory itself)."""
     kind = entry.get("kind")
-    if kind in ("summary", "compaction"):
+    if kind == "summary":
         return f"[{entry['id']}] summary: {_clip(str(entry.get('summary', '')))}"
     if kind != "message":
         return None
