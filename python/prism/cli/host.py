@@ -103,6 +103,8 @@ class CliHost:
         # registered here, and the agent resolves a turn's provider from it.
         self.providers: ProviderRegistry = create_provider_registry()
         self.providers.register_provider(self.setup.provider, self.setup.model["provider"])
+        if self.memory is not None:
+            self.memory.providers = self.providers
         # Persist only when a session id is named: an anonymous print/json
         # run or rpc session leaves no file behind.
         self.session_file: Path | None = None
@@ -114,6 +116,8 @@ class CliHost:
         self._compaction = compaction
         self._tracer_provider: Any = stderr_tracer_provider() if options.otel else None
         self.agent: Agent = self._build_agent(self.setup.secrets)
+        if self.memory is not None:
+            self.memory.agent_redactor = lambda: self.agent.config.redactor
         self._commands: ContributionRegistry[CommandDefinition] | None = None
         self._extension_commands: ContributionRegistry[Any] | None = None
 

@@ -11,6 +11,7 @@ Settings come from the ``observational-memory`` key of ``--config``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from prism.cli.options import CliOptions, UsageProblem
@@ -43,6 +44,10 @@ class CliMemory:
         self._setup = setup
         self._memory_model = options.memory_model
         self._sessions: dict[str, AgentSession] = {}
+        # Set by the host once they exist: its provider registry, and the
+        # agent's current redactor (setModel may rebuild the agent with a new key).
+        self.providers: Any = None
+        self.agent_redactor: Callable[[], SecretRedactor] | None = None
         self._runtimes: dict[str, ObservationalMemoryRuntime] = {}
         # The same secrets as the agent's (the provider's API key).
         self._redactor: SecretRedactor = create_redactor(setup.secrets)
@@ -74,16 +79,19 @@ class CliMemory:
         )
 
     def runtime(self, session: AgentSession) -> ObservationalMemoryRuntime:
+        redactor = self.agent_redactor() if self.agent_redactor is not None else self._redactor
         runtime = self._runtimes.get(session.id)
-        if runtime is None or runtime.session is not session:
-            runtime = create_observational_memory_runtime(
+        if runtime is None or runtime.session is not session or runtime.redactor is not redactor:
+            fresh = create_observational_memory_runtime(
                 session=session,
                 worker_provider=self._setup.provider,
                 worker_model=self._worker_model(session),
                 settings=self.settings,
-                secrets=self._redactor,
+                secrets=redactor,
             )
-            self._runtimes[session.id] = runtime
+            if runtime is not None:  # the same session on a rebuilt agent: keep its history
+                fresh.last_error, fresh.last_report = runtime.last_error, runtime.last_report
+            runtime = self._runtimes[session.id] = fresh
         return runtime
 
     def _runtime_of(self, session_id: str) -> ObservationalMemoryRuntime | None:
@@ -94,8 +102,12 @@ class CliMemory:
         """The post-run gate; a worker failure is kept for ``om:status``, never raised."""
         self.track(session)
         runtime = self.runtime(session)
-        # Workers follow the session's model when it changes (rpc setModel).
-        runtime.worker_model = self._worker_model(session)
+        # Workers follow the session's model, and its provider, when rpc
+        # setModel changes them; the host's registry holds every provider.
+        model = self._worker_model(session)
+        runtime.worker_model = model
+        if self.providers is not None and self.providers.has_provider(model["provider"]):
+            runtime.worker_provider = self.providers.resolve_provider(model["provider"])
         await runtime.after_run()
 
     def _worker_model(self, session: AgentSession) -> ModelConfig:

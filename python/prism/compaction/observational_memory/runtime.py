@@ -122,7 +122,7 @@ class ObservationalMemoryRuntime:
         keep_recent_entries: int,
     ) -> None:
         self.session = session
-        self._provider = worker_provider
+        self.worker_provider = worker_provider
         self.worker_model = worker_model
         self._settings_source = settings
         self._overrides = dict(overrides or {})
@@ -136,6 +136,11 @@ class ObservationalMemoryRuntime:
         self.debug_lines: list[dict[str, Any]] = []
 
     # --- public ---------------------------------------------------------------------
+
+    @property
+    def redactor(self) -> SecretRedactor:
+        """What this runtime redacts with (built once from ``secrets``)."""
+        return self._redactor
 
     def settings(self) -> ObservationalMemorySettings:
         """Resolve the settings now (the ``observational-memory`` key, then overrides)."""
@@ -229,14 +234,14 @@ class ObservationalMemoryRuntime:
 
     async def _resolve_provider(self) -> tuple[Any, SecretRedactor]:
         if self._credential is None:
-            return self._provider, self._redactor
+            return self.worker_provider, self._redactor
         from prism.security.credentials import as_credential_resolver
 
         resolved = await as_credential_resolver(self._credential).resolve()
         if resolved is None:
             return None, self._redactor
         redactor = combine(self._redactor, resolved.secrets)
-        provider = self._provider
+        provider = self.worker_provider
         if not callable(getattr(provider, "generate", None)) and callable(provider):
             # A factory: the worker provider is built with the resolved value.
             provider = provider(resolved.value)
