@@ -149,6 +149,13 @@ class CommandError(PrismError):
     code = "command_error"
 
 
+class NestingTooDeepError(PrismError, ValueError):
+    """A value from outside (model output, a tool result) is nested deeper
+    than Prism carries; the message holds a short, redacted path only."""
+
+    code = "too_deep"
+
+
 class NoActiveRunError(PrismError):
     """steer/follow_up was called on a session with no active run."""
 

@@ -36,6 +36,7 @@ from prism.errors import ConfigError, PrismError, SessionBusyError, redact_error
 from prism.extensions import execute_command
 from prism.runtime import AgentSession
 from prism.runtime.input import normalize_input
+from prism.security.redaction import redact_keeping_ids
 
 _COMPACT_KEYS = {
     "keepRecentEntries": "keep_recent_entries",
@@ -117,7 +118,7 @@ class RpcServer:
         return error_response(request_id, redact_error_info(info, self.host.agent.config.redactor))
 
     def _ok_response(self, request_id: RequestId, result: Any) -> dict[str, Any]:
-        return ok_response(request_id, self.host.agent.config.redactor.redact_value(result))
+        return ok_response(request_id, redact_keeping_ids(result, self.host.agent.config.redactor))
 
     def _error_info(self, error: PrismError) -> ErrorInfo:
         return describe_exception(error, self.host.agent.config.redactor)

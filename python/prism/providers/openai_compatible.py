@@ -47,6 +47,7 @@ from prism.providers._openai_compatible_request import (
     build_request_body,
 )
 from prism.security.credentials import CredentialSource, as_credential_resolver
+from prism.security.limits import too_deep_path
 from prism.security.redaction import (
     SecretRedactor,
     create_redactor,
@@ -352,10 +353,11 @@ class _StreamState:
     def finish(self, require_done: bool) -> list[ProviderEvent]:
         if not self.saw_done and require_done:
             raise _StreamFailed(incomplete_stream_info(self.name))
-        events: list[ProviderEvent] = [
-            {"type": "tool_call", "toolCall": _finish_call(self.name, index, self.calls[index])}
-            for index in sorted(self.calls)
-        ]
+        events: list[ProviderEvent] = []
+        for index in sorted(self.calls):
+            call = _finish_call(self.name, index, self.calls[index])
+            if call is not None:
+                events.append({"type": "tool_call", "toolCall": call})
         done: DoneEvent = {"type": "done"}
         if self.stop_reason is not None:
             done["stopReason"] = self.stop_reason
@@ -440,7 +442,7 @@ def _delta_events(
     return events
 
 
-def _finish_call(provider: str, index: int, state: _CallState) -> ToolCall:
+def _finish_call(provider: str, index: int, state: _CallState) -> ToolCall | None:
     if not state.name:
         raise _StreamFailed(
             {
@@ -450,34 +452,27 @@ def _finish_call(provider: str, index: int, state: _CallState) -> ToolCall:
             }
         )
     call_id = state.id or f"call_{uuid.uuid4().hex[:24]}"
-    text = state.arguments.strip()
-    try:
-        arguments = json.loads(text) if text else {}
-    except ValueError as exc:
-        raise _StreamFailed(
-            {
-                "message": (
-                    f"{provider}: tool call {state.name!r} ({call_id}) arguments are not valid "
-                    f"JSON: {exc.msg} at char {exc.pos}"  # type: ignore[attr-defined]
-                ),
-                "code": "invalid_tool_arguments",
-                "retryable": False,
-                "details": {"toolCallId": call_id, "toolName": state.name},
-            }
-        ) from None
-    if not isinstance(arguments, dict):
-        raise _StreamFailed(
-            {
-                "message": (
-                    f"{provider}: tool call {state.name!r} ({call_id}) arguments must be a JSON "
-                    f"object, got {type(arguments).__name__}"
-                ),
-                "code": "invalid_tool_arguments",
-                "retryable": False,
-                "details": {"toolCallId": call_id, "toolName": state.name},
-            }
-        )
+    arguments = _object_arguments(state.arguments)
+    if arguments is None:
+        # Not a run failure: the call stays as the deltas already emitted
+        # (raw argument text included), and the runtime answers it with an
+        # ``invalid_arguments`` tool error so the model can correct itself.
+        return None
     return {"id": call_id, "name": state.name, "arguments": arguments}
+
+
+def _object_arguments(raw: str) -> dict[str, Any] | None:
+    """The arguments as a JSON object within the nesting limit, else None."""
+    text = raw.strip()
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or too_deep_path(value) is not None:
+        return None
+    return value
 
 
 def create_openai_compatible_provider(

@@ -51,6 +51,13 @@ class Agent:
         (its entries load on first use, the leaf is the last appended entry)."""
         if id is not None and (not isinstance(id, str) or not id.strip()):
             raise ConfigError(f"session id must be a non-empty string, got {id!r}")
+        if id is not None and self.config.redactor.contains(id):
+            # Ids are never redacted (they link the conversation), so an id
+            # holding a secret would carry it into every store and event.
+            raise ConfigError(
+                "session id contains one of the agent's secrets; choose an id without it "
+                "(ids are stored and shown as they are, never redacted)"
+            )
         if store is not None and not isinstance(store, SessionStore):
             raise ConfigError("store must implement SessionStore")
         session = AgentSession(self, id or f"session_{uuid.uuid4().hex[:16]}", store or self.store)

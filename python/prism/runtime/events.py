@@ -12,7 +12,12 @@ from typing import Any, Final, get_args
 
 from prism.contracts import AgentEvent, AgentEventType, ErrorInfo
 from prism.errors import error_info
-from prism.security.redaction import NOOP_REDACTOR, SecretRedactor, require_redactor
+from prism.security.redaction import (
+    NOOP_REDACTOR,
+    SecretRedactor,
+    redact_keeping_ids,
+    require_redactor,
+)
 
 __all__ = ["AGENT_EVENT_TYPES", "AgentEventListener", "EventHub"]
 
@@ -58,7 +63,7 @@ class EventHub:
             event["runId"] = run_id
         out: AgentEvent = event  # type: ignore[assignment]
         if self._redactor is not None:
-            out = self._redactor.redact_value(out)
+            out = redact_keeping_ids(out, self._redactor)
         if not self._listeners:
             return out
         for listener in tuple(self._listeners):

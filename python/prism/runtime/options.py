@@ -82,7 +82,11 @@ def parse_arguments(text: str) -> tuple[dict[str, Any], str | None]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        return {}, f"tool call arguments are not valid JSON: {error.msg}"
+        # str(error) reads "Expecting ',' delimiter: line 1 column 8 (char 7)";
+        # it names the position, never the document.
+        return {}, f"tool call arguments are not valid JSON: {error}"
+    except RecursionError:
+        return {}, "tool call arguments are nested too deeply to parse; send a flatter value"
     if not isinstance(value, dict):
         return {}, "tool call arguments must be a JSON object"
     return value, None

@@ -39,6 +39,7 @@ from prism.runtime.options import (
 )
 from prism.runtime.result import RunResult
 from prism.runtime.stream import RunStream
+from prism.security.redaction import redact_keeping_ids
 from prism.stores.base import SessionLeaseHolder, SessionStore
 
 if TYPE_CHECKING:
@@ -177,7 +178,8 @@ class AgentSession:
                 entry.setdefault("createdAt", stamp)
                 parent = entry["id"]
             if len(redactor):
-                entries = [redactor.redact_value(entry) for entry in entries]
+                # Ids are structure: a secret inside one must not orphan the chain.
+                entries = [redact_keeping_ids(entry, redactor) for entry in entries]
             # Shielded: an abort arriving mid-write must not leave the store
             # holding entries the cached branch does not know about. The
             # cancellation lands at the run's next checkpoint instead.

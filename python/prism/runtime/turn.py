@@ -27,6 +27,7 @@ from prism.contracts import (
 from prism.providers.base import error_info_from_exception
 from prism.runtime.context import RunContext
 from prism.runtime.options import parse_arguments
+from prism.security.limits import tool_arguments_problem
 
 
 @dataclass(slots=True)
@@ -255,11 +256,16 @@ async def stream_turn(run: RunContext, request: ProviderRequest) -> TurnOutcome:
     for slot in slots:
         call_id = slot.id or _new_call_id()
         if slot.complete:
-            arguments = slot.arguments or {}
+            arguments, problem = slot.arguments or {}, None
         else:
             arguments, problem = parse_arguments("".join(slot.parts))
-            if problem is not None:
-                outcome.invalid_calls[call_id] = problem
+        if problem is None:
+            # One nesting limit at the provider edge: deeper arguments become
+            # a tool error for the model, not a failed store or redactor walk.
+            problem = tool_arguments_problem(arguments, run.config.redactor)
+        if problem is not None:
+            arguments = {}
+            outcome.invalid_calls[call_id] = problem
         call: ToolCall = {"id": call_id, "name": slot.name, "arguments": arguments}
         outcome.tool_calls.append(call)
         content.append({"type": "tool_call", **call})

@@ -19,6 +19,7 @@ _T = TypeVar("_T")
 
 __all__ = [
     "DEFAULT_MASK",
+    "ID_KEYS",
     "NOOP_REDACTOR",
     "NoopRedactor",
     "SecretRedactor",
@@ -28,6 +29,7 @@ __all__ = [
     "normalize_secrets",
     "redact_error_info",
     "redact_event",
+    "redact_keeping_ids",
     "redact_then_clip",
     "redactable_credentials",
     "require_redactor",
@@ -215,6 +217,65 @@ def redact_then_clip(text: str, redactor: SecretRedactor, limit: int, marker: st
     A clip may still cut the mask itself, which reveals nothing."""
     redacted = redactor.redact_text(text)
     return redacted if len(redacted) <= limit else redacted[:limit] + marker
+
+
+ID_KEYS: Final[frozenset[str]] = frozenset({"id", "parentId", "sessionId", "toolCallId", "runId"})
+"""Keys whose string values are structure, not content: never redacted."""
+
+
+def redact_keeping_ids(value: _T, redactor: SecretRedactor) -> _T:
+    """``redactor.redact_value(value)``, except that strings under
+    :data:`ID_KEYS` keep their original value at any depth.
+
+    Ids link a conversation together (``parentId`` -> ``id``, a tool result's
+    ``toolCallId`` -> its call): masking a secret that happens to occur in
+    one would orphan every entry after it. User-chosen ids that hold a secret
+    are refused where they are created (``create_session``), so what is kept
+    here is generated ids and provider call ids.
+
+    A value nested deeper than the native walk allows raises
+    ``NestingTooDeepError`` with a short, redacted path."""
+    try:
+        out = redactor.redact_value(value)
+    except ValueError:
+        from prism.errors import NestingTooDeepError
+        from prism.security.limits import describe_path, too_deep_path
+
+        path = too_deep_path(value, 90)
+        if path is None:
+            raise
+        raise NestingTooDeepError(
+            f"value nested deeper than the redactor allows at {describe_path(path, redactor)}"
+        ) from None
+    if out is value:
+        return out
+    return _restore_ids(value, out)  # type: ignore[return-value]
+
+
+def _restore_ids(original: object, redacted: object) -> object:
+    # Only containers the redactor created anew (``is not`` the original) are
+    # edited; untouched subtrees are shared with the original and left alone.
+    if original is redacted:
+        return redacted
+    if isinstance(original, dict) and isinstance(redacted, dict):
+        for key, value in original.items():
+            if key not in redacted:
+                continue  # the key itself held a secret
+            if key in ID_KEYS and isinstance(value, str):
+                redacted[key] = value
+            else:
+                redacted[key] = _restore_ids(value, redacted[key])
+        return redacted
+    if isinstance(original, list) and isinstance(redacted, list):
+        if len(original) == len(redacted):
+            for index, (old, new) in enumerate(zip(original, redacted, strict=True)):
+                if old is not new:
+                    redacted[index] = _restore_ids(old, new)
+        return redacted
+    if isinstance(original, tuple) and isinstance(redacted, tuple):
+        if len(original) == len(redacted):
+            return tuple(_restore_ids(o, r) for o, r in zip(original, redacted, strict=True))
+    return redacted
 
 
 def redact_event(event: _T, redactor: SecretRedactor) -> _T:

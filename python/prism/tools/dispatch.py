@@ -29,6 +29,7 @@ import anyio
 
 from prism.contracts import ToolCall, ToolResult
 from prism.middleware import MiddlewareRegistry
+from prism.security.limits import MAX_VALUE_DEPTH, describe_path, too_deep_path
 from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
 from prism.security.redaction import NOOP_REDACTOR, SecretRedactor, require_redactor
 from prism.tools.definition import ToolContext, ToolDefinition
@@ -133,7 +134,17 @@ async def dispatch_tool_call(
             message = f"tool {name!r} failed: {type(error).__name__}: {error}"
             result = tool_error_result(call_id, name, redact(message), TOOL_ERROR)
         else:
-            result = {"toolCallId": call_id, "name": name, "value": value}
+            deep = too_deep_path(value)
+            if deep is None:
+                result = {"toolCallId": call_id, "name": name, "value": value}
+            else:
+                # The same limit as for arguments: a value this deep could not
+                # be redacted or stored, so it must not end the run either.
+                message = (
+                    f"tool {name!r} returned a value nested deeper than {MAX_VALUE_DEPTH} "
+                    f"levels (at {describe_path(deep, redactor)})"
+                )
+                result = tool_error_result(call_id, name, redact(message), TOOL_ERROR)
     except _Refused as refused:
         result = tool_error_result(call_id, name, redact(str(refused)), refused.code)
 
