@@ -174,7 +174,13 @@ async def test_invalid_tool_arguments_stay_as_deltas_for_the_runtime() -> None:
     assert "tool_call" not in _types(events)
     deltas = [e for e in events if e["type"] == "tool_call_delta"]
     assert deltas == [
-        {"type": "tool_call_delta", "index": 0, "id": "c1", "name": "add", "argumentsDelta": '{"a": 1'}
+        {
+            "type": "tool_call_delta",
+            "index": 0,
+            "id": "c1",
+            "name": "add",
+            "argumentsDelta": '{"a": 1',
+        }
     ]
     assert events[-1] == {"type": "done", "stopReason": "tool_calls"}
 
