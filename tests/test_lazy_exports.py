@@ -64,3 +64,27 @@ def test_importing_prism_loads_no_capability() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "['prism', 'prism._lazy', 'prism.compaction', 'prism.stores']"
+
+
+def test_pydantic_is_loaded_only_for_tools_built_from_functions() -> None:
+    """pydantic builds typed tools' schemas; neither ``import prism`` nor
+    ``prism -p hi`` (the CLI's hot path) may pay for importing it."""
+    code = """
+import sys
+import prism
+assert "pydantic" not in sys.modules, "import prism"
+from prism.cli import main
+assert main(["-p", "hi"]) == 0
+sys.stdout.flush()
+assert "pydantic" not in sys.modules, "prism -p hi"
+prism.define_tool(lambda args, ctx: 1, name="raw")
+assert "pydantic" not in sys.modules, "an (args, ctx) tool"
+def add(a: int) -> int:
+    return a
+prism.define_tool(add)
+print("\\npydantic loaded:", "pydantic" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    answer, loaded = done.stdout.strip().splitlines()
+    assert answer.startswith("Mock reply to: hi") and loaded == "pydantic loaded: True"

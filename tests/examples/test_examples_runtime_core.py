@@ -25,6 +25,14 @@ EXPECTED = {
         "slept (s): [0.1, 0.2, 0.3]",
     ],
     "prompt_assembly.py": ["Context release-notes:", "tools: ['read']"],
+    "typed_tools.py": [
+        "declared: quote - Price a parcel.",
+        "quote schema requires: ['parcel', 'destination']",
+        "c1 error",
+        "args.parcel.weight_kg",
+        'c2 ok {"price": 18.0, "to": "Oslo", "call": "c2"}',
+        "answer: 18 to Oslo.",
+    ],
 }
 
 

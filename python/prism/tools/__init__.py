@@ -8,6 +8,7 @@ from prism._lazy import attach
 
 if TYPE_CHECKING:
     from prism.tools.definition import (
+        ToolArgumentsError,
         ToolContext,
         ToolDefinition,
         ToolExecute,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "ToolArgumentsError": "prism.tools.definition",
     "ToolContext": "prism.tools.definition",
     "ToolDefinition": "prism.tools.definition",
     "ToolExecute": "prism.tools.definition",
@@ -57,6 +59,7 @@ __all__ = [
     "TOOL_ERROR",
     "TOOL_NOT_ACTIVE",
     "UNKNOWN_TOOL",
+    "ToolArgumentsError",
     "ToolContext",
     "ToolDefinition",
     "ToolExecute",

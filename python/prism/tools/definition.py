@@ -87,6 +87,13 @@ class ToolDefinition:
         return f"arguments for tool {self.name!r} do not match its schema: {problem}"
 
 
+class ToolArgumentsError(Exception):
+    """Raised by an ``execute`` whose arguments fail validation beyond the JSON
+    schema (a typed tool's pydantic checks). Dispatch turns it into an
+    ``invalid_arguments`` tool error, so the model sees it and the run goes on."""
+
+
+@overload
 def define_tool(
     name: str,
     execute: ToolExecute,
@@ -95,34 +102,12 @@ def define_tool(
     parameters: Mapping[str, Any] | None = None,
     exclusive: bool = False,
     metadata: Mapping[str, Any] | None = None,
-) -> ToolDefinition:
-    return ToolDefinition(
-        name=name,
-        execute=execute,
-        description=description,
-        parameters=parameters,
-        exclusive=exclusive,
-        metadata=dict(metadata or {}),
-    )
+) -> ToolDefinition: ...
 
 
 @overload
-def tool(fn: ToolExecute, /) -> ToolDefinition: ...
-
-
-@overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    parameters: Mapping[str, Any] | None = None,
-    exclusive: bool = False,
-    metadata: Mapping[str, Any] | None = None,
-) -> Callable[[ToolExecute], ToolDefinition]: ...
-
-
-def tool(
-    fn: ToolExecute | None = None,
+def define_tool(
+    function: Callable[..., Any],
     /,
     *,
     name: str | None = None,
@@ -130,16 +115,124 @@ def tool(
     parameters: Mapping[str, Any] | None = None,
     exclusive: bool = False,
     metadata: Mapping[str, Any] | None = None,
-) -> ToolDefinition | Callable[[ToolExecute], ToolDefinition]:
-    """Decorator: ``@tool`` or ``@tool(parameters=...)``. Name defaults to the
-    function name, description to the docstring's first paragraph."""
+) -> ToolDefinition: ...
 
-    def wrap(function: ToolExecute) -> ToolDefinition:
+
+def define_tool(
+    name_or_function: str | Callable[..., Any] | None = None,
+    /,
+    execute: ToolExecute | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    exclusive: bool = False,
+    metadata: Mapping[str, Any] | None = None,
+) -> ToolDefinition:
+    """``define_tool(name, execute, ...)``, or ``define_tool(function)`` to
+    build the schema and description from a typed function (see :func:`tool`)."""
+    if name_or_function is None or isinstance(name_or_function, str):
+        tool_name = name if name_or_function is None else name_or_function
+        if tool_name is None or execute is None:
+            raise ConfigError("define_tool takes (name, execute, ...) or a function")
+        if name is not None and name_or_function is not None:
+            raise ConfigError(f"define_tool got the name twice ({tool_name!r} and {name!r})")
+        return ToolDefinition(
+            name=tool_name,
+            execute=execute,
+            description="" if description is None else description,
+            parameters=parameters,
+            exclusive=exclusive,
+            metadata=dict(metadata or {}),
+        )
+    if not callable(name_or_function) or execute is not None:
+        raise ConfigError(
+            "define_tool takes (name, execute, ...) or (function, name=..., description=...)"
+        )
+    return _from_function(
+        name_or_function,
+        name=name,
+        description=description,
+        parameters=parameters,
+        exclusive=exclusive,
+        metadata=metadata,
+    )
+
+
+def _from_function(
+    function: Callable[..., Any],
+    *,
+    name: str | None,
+    description: str | None,
+    parameters: Mapping[str, Any] | None,
+    exclusive: bool,
+    metadata: Mapping[str, Any] | None,
+) -> ToolDefinition:
+    # The (args, ctx) convention, or an explicit schema, keeps the function as
+    # the execute as is; anything else is a typed function.
+    from prism.tools.from_function import build_function_tool, is_raw_execute
+
+    if parameters is not None or is_raw_execute(function):
         doc = inspect.getdoc(function) or ""
-        return define_tool(
-            name if name is not None else getattr(function, "__name__", ""),
-            function,
+        return ToolDefinition(
+            name=name if name is not None else getattr(function, "__name__", ""),
+            execute=function,
             description=description if description is not None else doc.split("\n\n")[0].strip(),
+            parameters=parameters,
+            exclusive=exclusive,
+            metadata=dict(metadata or {}),
+        )
+    built = build_function_tool(function, name=name, description=description)
+    return ToolDefinition(
+        name=built.name,
+        execute=built.execute,
+        description=built.description,
+        parameters=built.parameters,
+        exclusive=exclusive,
+        metadata=dict(metadata or {}),
+    )
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> ToolDefinition: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    exclusive: bool = False,
+    metadata: Mapping[str, Any] | None = None,
+) -> Callable[[Callable[..., Any]], ToolDefinition]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    exclusive: bool = False,
+    metadata: Mapping[str, Any] | None = None,
+) -> ToolDefinition | Callable[[Callable[..., Any]], ToolDefinition]:
+    """Decorator: ``@tool`` or ``@tool(name=..., description=..., ...)``.
+
+    A function with keyword parameters gets its JSON schema from its type
+    hints (pydantic models, dataclasses, TypedDicts, ``Literal``,
+    ``Optional``, defaults) and is called with the validated values; a
+    ``ctx: ToolContext`` parameter receives the call's context. A function
+    ``(args, ctx)``, or one given ``parameters=``, gets the arguments dict as
+    is. Name defaults to the function name, description to the docstring's
+    first paragraph (parameter descriptions come from its ``Args:`` section)."""
+
+    def wrap(function: Callable[..., Any]) -> ToolDefinition:
+        return _from_function(
+            function,
+            name=name,
+            description=description,
             parameters=parameters,
             exclusive=exclusive,
             metadata=metadata,

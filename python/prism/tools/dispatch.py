@@ -5,7 +5,9 @@ Order for one call (``dispatch_tool_call``):
 1. shape, registry lookup, active filters, object arguments, JSON schema;
 2. ``tool_call`` middleware (may rewrite name/arguments);
 3. the same checks again on the rewritten call, then the permission policy;
-4. execute (sync tools are called directly, async ones awaited);
+4. execute (sync tools are called directly, async ones awaited); a typed
+   tool's own argument validation failing (``ToolArgumentsError``) is an
+   ``invalid_arguments`` result like a schema violation;
 5. ``tool_result`` middleware on the result (errors included), with
    ``toolCallId`` pinned to the provider's call id.
 
@@ -32,7 +34,7 @@ from prism.middleware import MiddlewareRegistry
 from prism.security.limits import MAX_VALUE_DEPTH, describe_path, too_deep_path
 from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
 from prism.security.redaction import NOOP_REDACTOR, SecretRedactor, require_redactor
-from prism.tools.definition import ToolContext, ToolDefinition
+from prism.tools.definition import ToolArgumentsError, ToolContext, ToolDefinition
 from prism.tools.registry import ToolRegistry
 
 UNKNOWN_TOOL: Final = "unknown_tool"
@@ -130,6 +132,8 @@ async def dispatch_tool_call(
             value = definition.execute(dict(arguments), tool_context)
             if inspect.isawaitable(value):
                 value = await value
+        except ToolArgumentsError as error:
+            result = tool_error_result(call_id, name, redact(str(error)), INVALID_ARGUMENTS)
         except Exception as error:
             message = f"tool {name!r} failed: {type(error).__name__}: {error}"
             result = tool_error_result(call_id, name, redact(message), TOOL_ERROR)

@@ -1,0 +1,215 @@
+"""Tools built from a typed function: the schema from its type hints, the
+description from its docstring.
+
+pydantic does the schema generation and the validation (models, dataclasses,
+TypedDicts, ``Literal``, ``Optional`` and defaults all come for free). It is
+imported here only, and this module is imported only when a tool is built
+from a function without an explicit schema, so ``import prism`` and the CLI
+never pay for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from prism.errors import ConfigError
+from prism.tools.definition import ToolArgumentsError, ToolContext, ToolExecute
+
+_SECTION = re.compile(
+    r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?):\s*$"
+)
+_ARG_LINE = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """``(description, {parameter: description})`` from a docstring.
+
+    The description is the first paragraph (stopping at a section header);
+    parameter descriptions come from a Google-style ``Args:`` section, with
+    indented continuation lines joined.
+    """
+    lines = inspect.cleandoc(doc).splitlines() if doc else []
+    summary: list[str] = []
+    for line in lines:
+        if not line.strip() or _SECTION.match(line.strip()):
+            break
+        summary.append(line.strip())
+    params: dict[str, str] = {}
+    in_args = False
+    current: str | None = None
+    base_indent = 0
+    for line in lines:
+        stripped = line.strip()
+        header = _SECTION.match(stripped)
+        if header and len(line) - len(line.lstrip()) == 0:
+            in_args = header.group(1) in ("Args", "Arguments", "Parameters")
+            current = None
+            continue
+        if not in_args or not stripped:
+            continue
+        indent = len(line) - len(line.lstrip())
+        match = _ARG_LINE.match(stripped)
+        if match and (current is None or indent <= base_indent):
+            current = match.group(1).lstrip("*")
+            base_indent = indent
+            params[current] = match.group(2).strip()
+        elif current is not None:
+            params[current] = f"{params[current]} {stripped}".strip()
+    return " ".join(summary), params
+
+
+def _is_context(name: str, annotation: Any) -> bool:
+    if annotation is ToolContext:
+        return True
+    return annotation is inspect.Parameter.empty and name == "ctx"
+
+
+def is_raw_execute(function: Callable[..., Any]) -> bool:
+    """True for the ``execute(args, ctx)`` convention: two positional
+    parameters, the first named ``args`` (unannotated or a dict/Mapping) and
+    the second the context. Such a function gets the arguments dict as is."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return True  # builtins and other callables without a signature
+    if len(parameters) != 2 or parameters[0].name != "args":
+        return False
+    first = parameters[0].annotation
+    if isinstance(first, str):
+        first = first.split("[", 1)[0].strip()
+        first_ok = first in ("dict", "Dict", "Mapping", "typing.Mapping", "Any")
+    else:
+        origin = typing.get_origin(first) or first
+        first_ok = first is inspect.Parameter.empty or origin in (dict, Mapping, Any)
+    second = parameters[1]
+    second_ok = second.name == "ctx" or second.annotation in (ToolContext, "ToolContext")
+    return first_ok and second_ok
+
+
+def _to_json_value(value: Any) -> Any:
+    from pydantic import BaseModel, TypeAdapter
+
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return TypeAdapter(type(value)).dump_python(value, mode="json")
+    return value
+
+
+def describe_validation_error(error: Any) -> str:
+    """A pydantic ``ValidationError`` as ``loc: message`` pairs, never the
+    input values (arguments may carry secrets)."""
+    parts = []
+    for item in error.errors(include_url=False, include_input=False):
+        location = ".".join(str(part) for part in item.get("loc", ())) or "(root)"
+        parts.append(f"args.{location}: {item.get('msg', 'invalid')}")
+    return "; ".join(parts) or "invalid arguments"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FunctionTool:
+    """What :func:`build_function_tool` derives from a function."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    execute: ToolExecute
+
+
+def build_function_tool(
+    function: Callable[..., Any], *, name: str | None = None, description: str | None = None
+) -> FunctionTool:
+    """Derive name, description, JSON schema and an ``execute(args, ctx)``
+    wrapper from a function with keyword parameters (and optionally a
+    ``ctx: ToolContext`` parameter)."""
+    from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+    tool_name = name if name is not None else getattr(function, "__name__", "")
+    try:
+        signature = inspect.signature(function)
+        hints = typing.get_type_hints(function, include_extras=True)
+    except NameError as error:
+        raise ConfigError(
+            f"tool {tool_name!r}: cannot resolve a type hint ({error}); "
+            "define the types the tool uses at module level"
+        ) from None
+    summary, param_docs = parse_docstring(inspect.getdoc(function) or "")
+    fields: dict[str, Any] = {}
+    context_param: str | None = None
+    for parameter in signature.parameters.values():
+        annotation = hints.get(parameter.name, parameter.annotation)
+        if _is_context(parameter.name, annotation):
+            context_param = parameter.name
+            continue
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise ConfigError(
+                f"tool {tool_name!r}: *{parameter.name} cannot be described to a model; "
+                "name each argument"
+            )
+        if parameter.kind is parameter.POSITIONAL_ONLY:
+            raise ConfigError(
+                f"tool {tool_name!r}: parameter {parameter.name!r} is positional-only; "
+                "the model passes arguments by name"
+            )
+        if annotation is inspect.Parameter.empty:
+            annotation = Any
+        default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+        field_info = Field(default, description=param_docs.get(parameter.name))
+        fields[parameter.name] = (annotation, field_info)
+    try:
+        model: type[BaseModel] = create_model(
+            f"{tool_name or 'tool'}_arguments",
+            __config__=ConfigDict(extra="forbid"),
+            **fields,
+        )
+        schema = model.model_json_schema()
+    except Exception as error:  # pydantic raises several kinds for unusable types
+        raise ConfigError(
+            f"tool {tool_name!r}: cannot build a JSON schema from its type hints: "
+            f"{type(error).__name__}: {str(error).splitlines()[0]}"
+        ) from None
+    schema.pop("title", None)
+
+    def bind(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        try:
+            parsed = model.model_validate(args)
+        except ValidationError as error:
+            raise ToolArgumentsError(
+                f"arguments for tool {tool_name!r} are invalid: {describe_validation_error(error)}"
+            ) from None
+        kwargs = {key: getattr(parsed, key) for key in fields}
+        if context_param is not None:
+            kwargs[context_param] = ctx
+        return kwargs
+
+    execute: ToolExecute
+    if inspect.iscoroutinefunction(function):
+
+        async def execute_async(args: dict[str, Any], ctx: ToolContext) -> Any:
+            return _to_json_value(await function(**bind(args, ctx)))
+
+        execute = execute_async
+    else:
+
+        def execute_sync(args: dict[str, Any], ctx: ToolContext) -> Any:
+            value = function(**bind(args, ctx))
+            if inspect.isawaitable(value):
+                return _finish(value)
+            return _to_json_value(value)
+
+        execute = execute_sync
+    return FunctionTool(
+        name=tool_name,
+        description=description if description is not None else summary,
+        parameters=schema,
+        execute=execute,
+    )
+
+
+async def _finish(value: Any) -> Any:
+    return _to_json_value(await value)

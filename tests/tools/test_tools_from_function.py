@@ -1,0 +1,213 @@
+"""Tools built from typed functions: schema from hints, description from the
+docstring, validated keyword arguments, and errors that reach the model."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+import pytest
+from pydantic import BaseModel, field_validator
+from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
+
+from prism import (
+    ConfigError,
+    ToolContext,
+    create_mock_provider,
+    define_tool,
+    provider_done,
+    provider_text_delta,
+    provider_tool_call,
+    tool,
+)
+from prism.runtime import create_agent
+from prism.tools import INVALID_ARGUMENTS, create_tool_registry, dispatch_tool_call
+
+
+class Address(BaseModel):
+    city: str
+    zip_code: str
+
+    @field_validator("zip_code")
+    @classmethod
+    def five_digits(cls, value: str) -> str:
+        if not (len(value) == 5 and value.isdigit()):
+            raise ValueError("zip_code must be five digits")
+        return value
+
+
+@dataclasses.dataclass
+class Window:
+    start: int
+    end: int = 10
+
+
+class Filters(TypedDict):
+    tag: str
+    limit: int
+
+
+class Handle:
+    """A plain class: pydantic has no schema for it."""
+
+
+def call(name: str, arguments: dict[str, Any], call_id: str = "c1") -> Any:
+    return {"id": call_id, "name": name, "arguments": arguments}
+
+
+def test_schema_and_description_come_from_hints_and_docstring() -> None:
+    @tool
+    def search(
+        query: str,
+        mode: Literal["fast", "exact"] = "fast",
+        limit: int | None = None,
+        window: Window | None = None,
+        filters: Filters | None = None,
+    ) -> list[str]:
+        """Search the catalogue.
+
+        Slower for exact mode.
+
+        Args:
+            query: What to look for.
+            mode: How hard to look,
+                fast or exact.
+            limit (int): At most this many.
+        """
+        return [query]
+
+    assert search.name == "search"
+    assert search.description == "Search the catalogue."
+    schema = dict(search.parameters or {})
+    assert schema["type"] == "object" and schema["required"] == ["query"]
+    assert schema["additionalProperties"] is False
+    props = schema["properties"]
+    assert props["query"]["type"] == "string"
+    assert props["query"]["description"] == "What to look for."
+    assert props["mode"]["enum"] == ["fast", "exact"] and props["mode"]["default"] == "fast"
+    assert props["mode"]["description"] == "How hard to look, fast or exact."
+    assert props["limit"]["description"] == "At most this many."
+    assert {"Window", "Filters"} <= set(schema["$defs"])
+    assert schema["$defs"]["Window"]["required"] == ["start"]
+    assert set(schema["$defs"]["Filters"]["required"]) == {"tag", "limit"}
+
+
+@pytest.mark.anyio
+async def test_typed_tool_gets_validated_values_and_the_context() -> None:
+    seen: list[Any] = []
+
+    @tool(name="ship", description="Ship a parcel.")
+    async def ship_parcel(address: Address, window: Window, ctx: ToolContext) -> Address:
+        seen.append((address, window, ctx.tool_call_id))
+        return address
+
+    assert (ship_parcel.name, ship_parcel.description) == ("ship", "Ship a parcel.")
+    registry = create_tool_registry([ship_parcel])
+    result = await dispatch_tool_call(
+        call("ship", {"address": {"city": "Oslo", "zip_code": "01500"}, "window": {"start": 3}}),
+        registry=registry,
+    )
+    assert result.get("isError") is None
+    assert result["value"] == {"city": "Oslo", "zip_code": "01500"}
+    address, window, call_id = seen[0]
+    assert isinstance(address, Address) and window == Window(3, 10) and call_id == "c1"
+
+
+@pytest.mark.anyio
+async def test_invalid_arguments_become_tool_errors_without_values() -> None:
+    ran: list[str] = []
+
+    def ship(address: Address, count: int = 1) -> str:
+        ran.append("ran")
+        return "ok"
+
+    registry = create_tool_registry([define_tool(ship)])
+    # Caught by pydantic's validator (the JSON schema cannot say "five digits").
+    bad_zip = await dispatch_tool_call(
+        call("ship", {"address": {"city": "Oslo", "zip_code": "secret-123"}}), registry=registry
+    )
+    assert bad_zip["isError"] is True
+    assert bad_zip["value"]["code"] == INVALID_ARGUMENTS
+    assert "args.address.zip_code" in bad_zip["value"]["message"]
+    assert "secret-123" not in bad_zip["value"]["message"]
+    # Caught by the JSON schema before the function is reached.
+    missing = await dispatch_tool_call(call("ship", {"count": 2}), registry=registry)
+    assert missing["value"]["code"] == INVALID_ARGUMENTS
+    extra = await dispatch_tool_call(
+        call("ship", {"address": {"city": "a", "zip_code": "12345"}, "colour": "red"}),
+        registry=registry,
+    )
+    assert extra["value"]["code"] == INVALID_ARGUMENTS
+    assert ran == []
+
+
+@pytest.mark.anyio
+async def test_a_run_goes_on_after_a_validation_error() -> None:
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    provider = create_mock_provider(
+        [
+            [provider_tool_call("c1", "add", {"a": "two", "b": 3}), provider_done("tool_use")],
+            [provider_tool_call("c2", "add", {"a": 2, "b": 3}), provider_done("tool_use")],
+            [provider_text_delta("5"), provider_done("stop")],
+        ]
+    )
+    agent = create_agent(
+        model={"provider": "mock", "model": "m"}, provider=provider, tools=[define_tool(add)]
+    )
+    session = agent.create_session("s")
+    result = await session.run("2 + 3?")
+    assert result.text == "5"
+    entries = await session.entries()
+    results = [
+        part for e in entries if e["message"]["role"] == "tool" for part in e["message"]["content"]
+    ]
+    assert results[0]["isError"] is True and results[1]["result"] == 5
+    declared = provider.requests[0]["tools"][0]
+    assert declared["description"] == "Add two integers."
+    assert declared["parameters"]["required"] == ["a", "b"]
+
+
+def test_raw_execute_form_is_kept() -> None:
+    def execute(args: dict[str, Any], ctx: ToolContext) -> Any:
+        """Echo."""
+        return args
+
+    for built in (tool(execute), define_tool(execute), define_tool("echo", execute)):
+        assert built.execute is execute and built.parameters is None
+    assert define_tool(name="kw", execute=execute).name == "kw"
+    assert define_tool(execute, name="renamed").name == "renamed"
+
+
+@pytest.mark.anyio
+async def test_sync_function_returning_an_awaitable_is_awaited() -> None:
+    async def later() -> Window:
+        return Window(1, 2)
+
+    def schedule() -> Any:
+        return later()
+
+    registry = create_tool_registry([define_tool(schedule)])
+    result = await dispatch_tool_call(call("schedule", {}), registry=registry)
+    assert result["value"] == {"start": 1, "end": 2}
+
+
+def test_unusable_signatures_are_config_errors_naming_the_tool() -> None:
+    def varargs(*items: str) -> None: ...
+
+    def positional(x: int, /) -> None: ...
+
+    def opaque(handle: Handle) -> None: ...
+
+    with pytest.raises(ConfigError, match=r"tool 'varargs': \*items"):
+        define_tool(varargs)
+    with pytest.raises(ConfigError, match=r"'positional'.*positional-only"):
+        define_tool(positional)
+    with pytest.raises(ConfigError, match="tool 'opaque': cannot build a JSON schema"):
+        define_tool(opaque)
+    with pytest.raises(ConfigError, match="takes"):
+        define_tool(42)  # type: ignore[call-overload]
+    with pytest.raises(ConfigError, match="name twice"):
+        define_tool("a", varargs, name="b")  # type: ignore[call-overload]
