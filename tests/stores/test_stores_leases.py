@@ -311,3 +311,110 @@ async def test_a_failed_run_releases_the_lease(tmp_path: Path) -> None:
     async with await store.claim("s1"):  # free again
         pass
     assert not Path(str(tmp_path / "s.jsonl") + ".leases").exists()
+
+
+def echo_agent(store: Any) -> Any:
+    async def script(request: Any) -> Any:
+        users = [m for m in request["messages"] if m["role"] == "user"]
+        text = users[-1]["content"][0]["text"]
+        return [provider_text_delta(f"re: {text} ({len(users)})"), provider_done()]
+
+    return create_agent(
+        model={"provider": "mock", "model": "demo"},
+        provider=create_mock_provider(script),
+        store=store,
+    )
+
+
+def assert_one_chain(entries: list[Any]) -> None:
+    assert [e["parentId"] for e in entries] == [None] + [e["id"] for e in entries[:-1]]
+
+
+@pytest.mark.parametrize("kind", ["memory", "jsonl", "sqlite"])
+async def test_a_loaded_handle_continues_after_another_writer_instead_of_forking(
+    kind: str, tmp_path: Path
+) -> None:
+    """A long-lived handle (an RPC session) loaded the session, then another
+    process ran it: the handle's next run follows the newest entry."""
+    shared = create_memory_session_store() if kind == "memory" else None
+    path = store_path(kind, tmp_path)
+    long_lived = echo_agent(shared or open_store(kind, path)).create_session("s1")
+    other = echo_agent(shared or open_store(kind, path)).create_session("s1")
+    assert (await long_lived.run("one")).text == "re: one (1)"
+    assert (await other.run("two")).text == "re: two (2)"
+    assert (await long_lived.run("three")).text == "re: three (3)"  # saw "two"
+    entries = await long_lived.entries()
+    assert_one_chain(entries)
+    assert len(entries) == 6
+    assert [e["id"] for e in await long_lived.branch_entries()] == [e["id"] for e in entries]
+    for handle in (long_lived, other):
+        if hasattr(handle.store, "aclose"):
+            await handle.store.aclose()
+
+
+async def test_a_navigated_leaf_is_kept_when_nobody_else_wrote(tmp_path: Path) -> None:
+    store = create_jsonl_session_store(tmp_path / "s.jsonl")
+    session = echo_agent(store).create_session("s1")
+    await session.run("one")
+    await session.run("two")
+    first_reply = (await session.entries())[1]
+    await session.navigate(first_reply["id"])
+    await session.run("again")  # branches from the first reply, as asked
+    entries = await session.entries()
+    assert entries[-2]["parentId"] == first_reply["id"]
+    assert (await session.messages())[-1]["content"][0]["text"] == "re: again (2)"
+
+
+async def test_compact_also_follows_another_writer(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    mine = echo_agent(create_jsonl_session_store(path)).create_session("s1")
+    theirs = echo_agent(create_jsonl_session_store(path)).create_session("s1")
+    await mine.run("one")
+    await theirs.run("two")
+    entry = await mine.compact(keep_recent_entries=1)
+    entries = await theirs.entries()
+    assert entry["id"] == entries[-1]["id"]
+    assert_one_chain(entries)
+
+
+@pytest.mark.parametrize("kind", ["memory", "jsonl", "sqlite"])
+async def test_last_entry_id_matches_list(kind: str, tmp_path: Path) -> None:
+    store = (
+        create_memory_session_store()
+        if kind == "memory"
+        else open_store(kind, store_path(kind, tmp_path))
+    )
+    assert await store.last_entry_id("s1") is None
+    for i in range(3):
+        await store.append(
+            {"id": f"e{i}", "sessionId": "s1", "parentId": None, "kind": "summary", "summary": "x"}
+        )
+    await store.append(
+        {"id": "o1", "sessionId": "s2", "parentId": None, "kind": "summary", "summary": "x"}
+    )
+    assert await store.last_entry_id("s1") == (await store.list("s1"))[-1]["id"] == "e2"
+    with pytest.raises(StoreError, match="session id must be a string"):
+        await store.last_entry_id(None)
+    if hasattr(store, "aclose"):
+        await store.aclose()
+
+
+async def test_sqlite_last_entry_id_skips_quarantined_rows(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "s.db"
+    async with create_sqlite_session_store(path) as store:
+        await store.append(
+            {"id": "e0", "sessionId": "s1", "parentId": None, "kind": "summary", "summary": "x"}
+        )
+    conn = sqlite3.connect(path)
+    for i in range(20):  # more bad rows than the first look-back reads
+        conn.execute(
+            "INSERT INTO prism_entries (id, session_id, entry) VALUES (?, 's1', ?)",
+            (f"bad{i}", b"blob"),
+        )
+    conn.commit()
+    conn.close()
+    async with create_sqlite_session_store(path) as store:
+        assert await store.last_entry_id("s1") == "e0"
+        assert [e["id"] for e in await store.list("s1")] == ["e0"]

@@ -129,6 +129,7 @@ class AgentSession:
         if not self._loaded:
             entries = await self._store.list(self._id)
             self.branch.reset(entries, None)
+            self._lease.seen(entries)
             self._loaded = True
             middleware = self.agent.config.middleware
             if middleware is not None and middleware.has("session_start"):
@@ -186,6 +187,7 @@ class AgentSession:
             with anyio.CancelScope(shield=True):
                 await self._store.append_many(entries)
                 self.branch.extend(entries)
+                self._lease.seen(entries)
         return entries
 
     # --- runs ---------------------------------------------------------------------------
@@ -198,6 +200,14 @@ class AgentSession:
         run_id = f"run_{uuid.uuid4().hex[:16]}" if accepts_input else None
         claim = self._claim = RunClaim(run_id, accepts_input=accepts_input)
         return claim
+
+    def _follow(self, newer: list[SessionEntry] | None) -> None:
+        """Another process or handle appended to this session since this
+        handle last looked: continue from its newest entry, as a fresh load
+        would, instead of forking the conversation from a stale leaf."""
+        if newer is not None and self._loaded:
+            self.branch.reset(newer, None)
+            self.attention_sticky = None  # as on navigate: the frontier follows the branch
 
     def _release(self, claim: RunClaim) -> None:
         """Free the session, unless ``claim`` was already released (a dropped
@@ -323,7 +333,8 @@ class AgentSession:
         try:
             with self._reporting(claim.run_id), claim.scope:
                 # The store's lease: one run per session across processes too.
-                async with self._lease.hold():
+                async with self._lease.hold() as newer:
+                    self._follow(newer)
                     await self.load()
                     run.emit({"type": "run_started"})
                     run.started = True
@@ -528,7 +539,8 @@ class AgentSession:
         claim = self._claim_run(accepts_input=False)
         try:
             with self._reporting(None):
-                async with self._lease.hold():
+                async with self._lease.hold() as newer:
+                    self._follow(newer)
                     await self.load()
                     merged = merged_options(self.agent.config, options)
                     run = self._context(claim, retry=self.agent.config.retry)
@@ -568,6 +580,7 @@ class AgentSession:
         await self.load()
         entries = await self._store.list(self._id)
         self.branch.reset(entries, entry_id)
+        self._lease.seen(entries)
         # The sticky frontier belongs to a branch: the next compiler-on turn
         # restores the one checkpointed on the branch moved to (or starts
         # empty), instead of carrying the old branch's stubs across.
@@ -589,6 +602,7 @@ class AgentSession:
         if copies:
             await new._store.append_many(copies)
         new.branch.reset(copies, copies[-1]["id"] if copies else None)
+        new._lease.seen(copies)
         return new
 
     async def clone(self, *, id: str | None = None) -> AgentSession:

@@ -188,8 +188,22 @@ async def claim_session(store: SessionStore, session_id: str) -> SessionLease:
     return SessionLease(session_id, release)
 
 
+async def last_entry_id(store: SessionStore, session_id: str) -> str | None:
+    """Id of the session's last stored entry (None when it has none). Uses
+    the store's cheap ``last_entry_id`` when it has one, else ``list``."""
+    fast = getattr(store, "last_entry_id", None)
+    if fast is not None:
+        result: str | None = await fast(session_id)
+        return result
+    entries = await store.list(session_id)
+    return entries[-1]["id"] if entries else None
+
+
+_UNSEEN = object()
+
+
 class SessionLeaseHolder:
-    """One session handle's share of its store lease.
+    """One session handle's share of its store lease, and what it has seen.
 
     Runs of one ``AgentSession`` are serialized by the session itself, but a
     run that was dropped (a stream closed early) frees the session before it
@@ -198,33 +212,65 @@ class SessionLeaseHolder:
     released when the last one ends, so the next run is not refused by its
     own predecessor, while every other claimant (another handle, store
     instance or process) still gets ``SessionBusyError``.
+
+    The handle reports the last entry it knows to be stored (``seen``). When
+    ``hold`` claims the lease and another writer has appended to the session
+    since, it yields the session's fresh entries, so the run continues from
+    them instead of forking from a stale leaf; otherwise it yields None.
     """
 
-    __slots__ = ("_lease", "_session_id", "_store", "_users")
+    __slots__ = ("_lease", "_seen", "_session_id", "_store", "_users")
 
     def __init__(self, store: SessionStore, session_id: str) -> None:
         self._store = store
         self._session_id = session_id
         self._lease: SessionLease | None = None
         self._users = 0
+        self._seen: object = _UNSEEN
 
     @property
     def held(self) -> bool:
         return self._lease is not None
 
+    def seen(self, entries: Sequence[SessionEntry]) -> None:
+        """The handle loaded these entries, or appended them as the newest."""
+        if entries:
+            self._seen = entries[-1]["id"]
+        elif self._seen is _UNSEEN:
+            self._seen = None
+
     @asynccontextmanager
-    async def hold(self) -> AsyncIterator[None]:
+    async def hold(self) -> AsyncIterator[builtins.list[SessionEntry] | None]:
+        newer: builtins.list[SessionEntry] | None = None
         if self._lease is None:
             self._lease = await claim_session(self._store, self._session_id)
+            try:
+                newer = await self._newer_entries()
+            except BaseException:
+                await self._give_back()
+                raise
         self._users += 1
         try:
-            yield
+            yield newer
         finally:
             self._users -= 1
             if self._users == 0:
-                lease, self._lease = self._lease, None
-                with anyio.CancelScope(shield=True):
-                    await lease.release()
+                await self._give_back()
+
+    async def _give_back(self) -> None:
+        lease, self._lease = self._lease, None
+        if lease is not None:
+            with anyio.CancelScope(shield=True):
+                await lease.release()
+
+    async def _newer_entries(self) -> builtins.list[SessionEntry] | None:
+        if self._seen is _UNSEEN:
+            return None  # never loaded: the run's load reads everything anyway
+        if await last_entry_id(self._store, self._session_id) == self._seen:
+            return None
+        entries = await self._store.list(self._session_id)
+        self._seen = entries[-1]["id"] if entries else None
+        return entries
 
 
 def validate_entry_for_append(entry: object) -> SessionEntry:

@@ -109,6 +109,16 @@ class JsonlSessionStore:
     async def list_sessions(self) -> builtins.list[str]:
         return await self._read(lambda: list(self._by_session))
 
+    async def last_entry_id(self, session_id: str) -> str | None:
+        """The id ``list(session_id)[-1]`` would have, without copying the list."""
+        check_key(session_id, "session id")
+
+        def last() -> str | None:
+            entries = self._by_session.get(session_id)
+            return entries[-1]["id"] if entries else None
+
+        return await self._read(last)
+
     async def claim(self, session_id: str) -> SessionLease:
         """Lease ``session_id`` with an exclusive ``flock`` on its own lock
         file in ``<path>.leases/``: held until ``release()`` or until this

@@ -46,6 +46,11 @@ class MemorySessionStore:
     async def list_sessions(self) -> builtins.list[str]:
         return list(self._by_session)
 
+    async def last_entry_id(self, session_id: str) -> str | None:
+        check_key(session_id, "session id")
+        entries = self._by_session.get(session_id)
+        return entries[-1]["id"] if entries else None
+
     async def claim(self, session_id: str) -> SessionLease:
         """Leases are in-process, like the data: one run per session among
         everyone using this store object."""

@@ -139,6 +139,26 @@ class SqliteSessionStore:
 
         return await self._run(query)
 
+    async def last_entry_id(self, session_id: str) -> str | None:
+        """The id ``list(session_id)[-1]`` would have, reading only the last
+        rows (the ``(session_id, seq)`` index makes it a short range scan)."""
+        check_key(session_id, "session id")
+
+        def query(conn: sqlite3.Connection) -> str | None:
+            tail = 8
+            while True:
+                rows = conn.execute(
+                    f"SELECT {ROW_COLUMNS} FROM prism_entries WHERE session_id = ?"
+                    " ORDER BY seq DESC LIMIT ?",
+                    (session_id, tail),
+                ).fetchall()
+                good = self._decode(rows)  # newest first: the first good row is the last entry
+                if good or len(rows) < tail:
+                    return good[0][1]["id"] if good else None
+                tail *= 8  # a run of quarantined rows at the end: look further back
+
+        return await self._run(query)
+
     @property
     def parse_errors(self) -> builtins.list[SessionEntryParseError]:
         """Rows quarantined by reads so far, like the JSONL store's bad lines;
