@@ -326,3 +326,19 @@ def test_set_model_switches_provider_and_back(rpc: Any, cli_env: dict[str, str])
     assert code == 0
     assert all(canary.encode() not in raw for raw in client.raw)
     assert canary.encode() not in stderr
+
+
+def test_abort_sent_with_the_prompt_reaches_the_run(rpc: Any) -> None:
+    # Both lines arrive together; the prompt has claimed its session before
+    # the abort is read, so the abort lands (no pending-flag workaround).
+    client = rpc(*STALL)
+    client.send_raw(
+        b'{"id":"p","command":"prompt","params":{"input":"one"}}\n'
+        b'{"id":"a","command":"abort","params":{"reason":"changed my mind"}}\n'
+    )
+    _, abort = client.until_response("a")
+    assert abort["ok"] is True and abort["result"]["aborted"] is True
+    _, final = client.until_response("p")
+    assert final["ok"] is False and final["error"]["code"] == "aborted"
+    state = client.request({"id": "s", "command": "state"})["result"]
+    assert state["isRunning"] is False and state["activeRuns"] == []
