@@ -88,6 +88,7 @@ _EXPORTS: dict[str, str] = {
     "RegistryClosedError": "prism.errors",
     "ResourceError": "prism.errors",
     "RunAbortedError": "prism.errors",
+    "StructuredOutputError": "prism.errors",
     "SessionBusyError": "prism.errors",
     "SettingsError": "prism.errors",
     "StoreError": "prism.errors",
@@ -265,6 +266,7 @@ if TYPE_CHECKING:
         SessionBusyError,
         SettingsError,
         StoreError,
+        StructuredOutputError,
         UnknownNameError,
     )
     from prism.extensions import (
@@ -455,6 +457,7 @@ __all__ = [
     "Skill",
     "SqliteSessionStore",
     "StoreError",
+    "StructuredOutputError",
     "SystemPromptLayer",
     "ToolContext",
     "ToolDefinition",

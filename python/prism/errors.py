@@ -168,6 +168,13 @@ class MaxToolRoundsError(PrismError):
     code = "max_tool_rounds"
 
 
+class StructuredOutputError(PrismError):
+    """A run given ``output_type`` got no valid answer from the model within
+    ``max_tool_rounds`` corrections."""
+
+    code = "invalid_output"
+
+
 class AttentionConfigError(ConfigError, TypeError):
     """An attention compiler option, overlay or input cap is invalid.
 

@@ -25,6 +25,12 @@ EXPECTED = {
         "slept (s): [0.1, 0.2, 0.3]",
     ],
     "prompt_assembly.py": ["Context release-notes:", "tools: ['read']"],
+    "structured_output.py": [
+        "response_format sent: json_schema",
+        "requests: 2 -> Weather(city='Oslo', celsius=4.5)",
+        "tool offered to the mock: ['final_result']",
+        "mock -> Weather(city='Bergen', celsius=9.0)",
+    ],
     "typed_tools.py": [
         "declared: quote - Price a parcel.",
         "quote schema requires: ['parcel', 'destination']",

@@ -172,6 +172,9 @@ def _apply_options(
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
             raise RequestSerializationError("options.maxTokens must be a positive integer")
         body[policy.max_tokens_field] = max_tokens
+    response_format = options.get("responseFormat")
+    if response_format is not None:
+        body["response_format"] = _response_format(response_format)
     tool_choice = options.get("toolChoice")
     if tool_choice is not None:
         if tool_choice in ("auto", "none", "required"):
@@ -182,6 +185,27 @@ def _apply_options(
             raise RequestSerializationError(
                 "options.toolChoice must be 'auto', 'none', 'required' or {name: ...}"
             )
+
+
+def _response_format(value: JsonValue) -> dict[str, Any]:
+    """``{"type": "json_schema", "name", "schema"}`` -> Chat Completions'
+    ``response_format``; ``{"type": "json_object"}`` passes through."""
+    if isinstance(value, Mapping) and value.get("type") == "json_object":
+        return {"type": "json_object"}
+    if (
+        isinstance(value, Mapping)
+        and value.get("type") == "json_schema"
+        and isinstance(value.get("name"), str)
+        and isinstance(value.get("schema"), Mapping)
+    ):
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": value["name"], "schema": value["schema"], "strict": False},
+        }
+    raise RequestSerializationError(
+        "options.responseFormat must be {type: 'json_schema', name, schema} or "
+        "{type: 'json_object'}"
+    )
 
 
 def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:

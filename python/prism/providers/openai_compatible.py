@@ -140,6 +140,10 @@ class OpenAICompatibleProvider:
     """An ``AIProvider`` for Chat Completions streaming. Build it with
     :func:`create_openai_compatible_provider`."""
 
+    # Structured output (``run(output_type=...)``) is asked for with the
+    # request's ``responseFormat`` option, sent as ``response_format``.
+    supports_response_format = True
+
     def __init__(
         self,
         *,

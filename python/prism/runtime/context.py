@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from prism.retry import RetryOptions
     from prism.runtime.branch import BranchCache
     from prism.runtime.config import AgentConfig
+    from prism.runtime.structured import OutputSpec
 
 __all__ = ["AttentionState", "RunClaim", "RunContext", "RunInbox"]
 
@@ -116,6 +117,7 @@ class RunContext:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     tool_declarations: list[ToolDeclaration] = field(default_factory=list)
     attention: Any = None
+    output: OutputSpec | None = None
     # Progress of the loop.
     turn: int = 0
     started: bool = False
@@ -125,6 +127,8 @@ class RunContext:
     total_tool_rounds: int = 0
     final: Message | None = None
     stop_reason: str | None = None
+    output_value: Any = None
+    output_accepted: bool = False
     # Capabilities.
     emit_event: Emit
     append_batch: AppendBatch

@@ -25,6 +25,7 @@ from prism.retry import (
 from prism.runtime.autocompact import maybe_auto_compact
 from prism.runtime.context import RunContext
 from prism.runtime.result import RunResult
+from prism.runtime.structured import OUTPUT_TOOL_NAME, StructuredOutputError
 from prism.runtime.turn import (
     TurnOutcome,
     assemble_turn,
@@ -123,6 +124,44 @@ async def _provider_turn(run: RunContext) -> TurnOutcome:
         attempt += 1
 
 
+def _is_output_call(run: RunContext, call: ToolCall) -> bool:
+    output = run.output
+    return output is not None and output.mode == "tool" and call["name"] == OUTPUT_TOOL_NAME
+
+
+def _output_result(run: RunContext, call: ToolCall) -> ToolResult:
+    """The structured-output tool is the runtime's own: its arguments are the
+    answer, validated here instead of dispatched."""
+    assert run.output is not None
+    value, problem = run.output.validate(call["arguments"])
+    if problem is not None:
+        return _error_result(call, f"not a valid {run.output.name}: {problem}", "invalid_output")
+    run.output_value = value
+    run.output_accepted = True
+    return {"toolCallId": call["id"], "name": call["name"], "value": "Final answer received."}
+
+
+async def _check_text_output(run: RunContext, text: str) -> bool:
+    """Validate a final text reply against the run's ``output_type``. True
+    when it is accepted; else the problem goes back to the model as a
+    correction (one tool round of the budget) and the loop goes on."""
+    output = run.output
+    assert output is not None
+    value, problem = output.parse_text(text)
+    if problem is None:
+        run.output_value = value
+        run.output_accepted = True
+        return True
+    if run.tool_rounds >= run.max_tool_rounds:
+        raise StructuredOutputError(
+            f"The model's answer is not a valid {output.name} after max_tool_rounds "
+            f"({run.max_tool_rounds}) corrections: {problem}"
+        )
+    run.tool_rounds += 1
+    await _append_messages(run, [output.correction(problem)])
+    return False
+
+
 async def _tool_round(run: RunContext, outcome: TurnOutcome) -> None:
     config = run.config
     assert outcome.message is not None
@@ -141,6 +180,8 @@ async def _tool_round(run: RunContext, outcome: TurnOutcome) -> None:
             results[index] = _error_result(
                 call, outcome.invalid_calls[call["id"]], "invalid_arguments"
             )
+        elif _is_output_call(run, call):
+            results[index] = _output_result(run, call)
         else:
             runnable.append((index, call))
     for index, result in enumerate(results):
@@ -177,6 +218,8 @@ async def _tool_round(run: RunContext, outcome: TurnOutcome) -> None:
     finished = [r for r in results if r is not None]
     batch = [outcome.message, *(tool_result_message(r) for r in finished)]
     await _append_messages(run, batch, first_id=outcome.message_id)
+    if run.output_accepted:
+        run.final = run.messages[-len(batch)]
     if over_limit:
         raise MaxToolRoundsError(
             f"Agent run exceeded max_tool_rounds ({run.max_tool_rounds}): the provider asked for"
@@ -195,6 +238,7 @@ async def execute_run(run: RunContext, input_messages: list[Message]) -> RunResu
         outcome = await _provider_turn(run)
         _add_usage(run.usage, outcome.usage)
         run.stop_reason = outcome.stop_reason
+        run.output_accepted = False
         if outcome.tool_calls:
             await _tool_round(run, outcome)
             await run.checkpoint("tools")
@@ -203,13 +247,15 @@ async def execute_run(run: RunContext, input_messages: list[Message]) -> RunResu
             await _append_messages(run, [outcome.message], first_id=outcome.message_id)
             run.final = run.messages[-1]
             await run.checkpoint("turn")
+            if run.output is not None and not await _check_text_output(run, _text_of(run.final)):
+                continue
         # Steering is consumed before the next provider turn, after the tool
         # results just appended; follow-ups only when the run would end.
         steering = run.take_steering()
         if steering:
             await _append_messages(run, steering)
             continue
-        if outcome.tool_calls:
+        if outcome.tool_calls and not run.output_accepted:
             continue
         follow_up = run.take_follow_up()
         if follow_up is not None:
@@ -232,4 +278,5 @@ async def execute_run(run: RunContext, input_messages: list[Message]) -> RunResu
         stop_reason=run.stop_reason,
         tool_rounds=run.total_tool_rounds,
         leaf_id=run.branch.leaf_id,
+        output=run.output_value,
     )

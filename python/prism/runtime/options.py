@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from prism.compaction import CompactionOptions
 from prism.compaction import coerce_compaction_options as _coerce_compaction
@@ -24,6 +24,8 @@ class RunOptions(TypedDict, total=False):
     max_tool_rounds: int
     metadata: Mapping[str, Any]
     attention: Any
+    output_type: Any
+    output_mode: Literal["auto", "response_format", "tool"]
 
 
 RUN_OPTION_NAMES: frozenset[str] = frozenset(RunOptions.__optional_keys__)

@@ -17,7 +17,8 @@ class RunResult:
 
     ``messages`` are the messages this run appended (input, assistant, tool
     results, injected steer/follow-up input) in order; ``message``/``text``
-    are the final assistant message and its text.
+    are the final assistant message and its text. ``output`` is the
+    validated value of a run given ``output_type`` (else ``None``).
     """
 
     session_id: str
@@ -29,6 +30,7 @@ class RunResult:
     stop_reason: str | None
     tool_rounds: int
     leaf_id: str | None
+    output: Any = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

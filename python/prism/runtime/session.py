@@ -243,6 +243,8 @@ class AgentSession:
         max_tool_rounds: Any = None,
         metadata: Any = None,
         attention: Any = None,
+        output_type: Any = None,
+        output_mode: Any = "auto",
     ) -> RunContext:
         config = self.agent.config
         if system is None:
@@ -270,6 +272,18 @@ class AgentSession:
             run_compaction = None
         else:
             run_compaction = coerce_compaction_options(compaction, run_model or self.current_model)
+        declarations = config.tools.declarations()
+        output = None
+        if output_type is None and output_mode != "auto":
+            raise ConfigError("run option output_mode applies only with output_type")
+        if output_type is not None:
+            from prism.runtime.structured import build_output_spec
+
+            provider = config.provider_for(run_model or self.current_model)
+            output = build_output_spec(output_type, output_mode, provider, config.tools)
+            run_system = (*run_system, output.instructions())
+            if output.mode == "tool":
+                declarations = [*declarations, output.declaration()]
         return self._context(
             claim,
             model=run_model,
@@ -282,8 +296,9 @@ class AgentSession:
                 else validate_positive_int(max_tool_rounds, "max_tool_rounds", minimum=0)
             ),
             metadata=dict(metadata or {}),
-            tool_declarations=config.tools.declarations(),
+            tool_declarations=declarations,
             attention=_run_attention(config.attention_compiler, attention),
+            output=output,
         )
 
     def _begin(

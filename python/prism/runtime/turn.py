@@ -77,6 +77,8 @@ async def assemble_turn(run: RunContext) -> ProviderRequest:
         prompt_builder=config.prompt_builder,
         **attention_options(run),
     )
+    if run.output is not None:
+        request = run.output.shape_request(request)
     middleware = config.middleware
     if middleware is not None and middleware.has("provider_request"):
         request = await middleware.run("provider_request", request)

@@ -101,13 +101,13 @@ def _to_json_value(value: Any) -> Any:
     return value
 
 
-def describe_validation_error(error: Any) -> str:
+def describe_validation_error(error: Any, root: str = "args") -> str:
     """A pydantic ``ValidationError`` as ``loc: message`` pairs, never the
     input values (arguments may carry secrets)."""
     parts = []
     for item in error.errors(include_url=False, include_input=False):
-        location = ".".join(str(part) for part in item.get("loc", ())) or "(root)"
-        parts.append(f"args.{location}: {item.get('msg', 'invalid')}")
+        location = "".join(f".{part}" for part in item.get("loc", ()))
+        parts.append(f"{root}{location}: {item.get('msg', 'invalid')}")
     return "; ".join(parts) or "invalid arguments"
 
 
