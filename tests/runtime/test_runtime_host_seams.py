@@ -159,6 +159,8 @@ async def test_run_and_stream_share_their_options() -> None:
         "max_tool_rounds",
         "metadata",
         "attention",
+        "output_type",
+        "output_mode",
     }
     session = make_agent(reply).create_session()
     with pytest.raises(ConfigError, match=r"unknown run option\(s\) \['max_rounds'\]"):

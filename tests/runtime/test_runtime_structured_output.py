@@ -186,5 +186,5 @@ def test_response_format_option_is_checked_by_the_adapter() -> None:
     request: Any = {"model": {"provider": "p", "model": "m"}, "messages": []}
     body = provider.build_body({**request, "options": {"responseFormat": {"type": "json_object"}}})
     assert body["response_format"] == {"type": "json_object"}
-    with pytest.raises(RequestSerializationError, match="options.responseFormat must be"):
+    with pytest.raises(RequestSerializationError, match=r"options\.responseFormat must be"):
         provider.build_body({**request, "options": {"responseFormat": {"type": "xml"}}})

@@ -39,6 +39,7 @@ from prism.runtime.options import (
 )
 from prism.runtime.result import RunResult
 from prism.runtime.stream import RunStream
+from prism.runtime.structured import output_for_run
 from prism.security.redaction import redact_keeping_ids
 from prism.stores.base import SessionLeaseHolder, SessionStore
 
@@ -272,18 +273,11 @@ class AgentSession:
             run_compaction = None
         else:
             run_compaction = coerce_compaction_options(compaction, run_model or self.current_model)
+        output = output_for_run(config, run_model or self.current_model, output_type, output_mode)
         declarations = config.tools.declarations()
-        output = None
-        if output_type is None and output_mode != "auto":
-            raise ConfigError("run option output_mode applies only with output_type")
-        if output_type is not None:
-            from prism.runtime.structured import build_output_spec
-
-            provider = config.provider_for(run_model or self.current_model)
-            output = build_output_spec(output_type, output_mode, provider, config.tools)
+        if output is not None:
             run_system = (*run_system, output.instructions())
-            if output.mode == "tool":
-                declarations = [*declarations, output.declaration()]
+            declarations.extend(output.extra_tools())
         return self._context(
             claim,
             model=run_model,

@@ -21,7 +21,13 @@ from typing import Any, Literal
 from prism.contracts import Message, ProviderRequest, ToolDeclaration
 from prism.errors import ConfigError, StructuredOutputError
 
-__all__ = ["OUTPUT_TOOL_NAME", "OutputSpec", "StructuredOutputError", "build_output_spec"]
+__all__ = [
+    "OUTPUT_TOOL_NAME",
+    "OutputSpec",
+    "StructuredOutputError",
+    "build_output_spec",
+    "output_for_run",
+]
 
 OUTPUT_TOOL_NAME = "final_result"
 OutputMode = Literal["auto", "response_format", "tool"]
@@ -45,6 +51,9 @@ class OutputSpec:
             "description": f"Give the final answer as a {self.name} object. Call this once, last.",
             "parameters": self.schema,
         }
+
+    def extra_tools(self) -> list[ToolDeclaration]:
+        return [self.declaration()] if self.mode == "tool" else []
 
     def instructions(self) -> str:
         if self.mode == "tool":
@@ -150,3 +159,13 @@ def build_output_spec(output_type: Any, mode: Any, provider: Any, tools: Any) ->
             "output_mode='response_format'"
         )
     return OutputSpec(output_type=output_type, adapter=adapter, schema=schema, name=name, mode=mode)
+
+
+def output_for_run(config: Any, model: Any, output_type: Any, mode: Any) -> OutputSpec | None:
+    """The run options ``output_type``/``output_mode`` resolved against the
+    provider of the run's model (``None`` without ``output_type``)."""
+    if output_type is None:
+        if mode != "auto":
+            raise ConfigError("run option output_mode applies only with output_type")
+        return None
+    return build_output_spec(output_type, mode, config.provider_for(model), config.tools)
