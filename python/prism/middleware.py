@@ -91,6 +91,13 @@ class MiddlewareRegistry:
 
         return unsubscribe
 
+    def copy(self) -> MiddlewareRegistry:
+        """A registry with the same policy and chains; later ``use`` on either
+        does not reach the other."""
+        twin = MiddlewareRegistry(self.error_policy, self.on_error)
+        twin._hooks = {hook: list(chain) for hook, chain in self._hooks.items()}
+        return twin
+
     def list(self, hook: MiddlewareHookName) -> list[Middleware]:
         _check_hook(hook)
         return list(self._hooks.get(hook, ()))

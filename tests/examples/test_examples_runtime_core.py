@@ -31,6 +31,12 @@ EXPECTED = {
         "tool offered to the mock: ['final_result']",
         "mock -> Weather(city='Bergen', celsius=9.0)",
     ],
+    "testing_with_provider.py": [
+        "answer: 21 degrees in Oslo",
+        "requests seen by the mock: 2",
+        "tool events: ['tool_call', 'tool_result']",
+        "production store untouched: True",
+    ],
     "typed_tools.py": [
         "declared: quote - Price a parcel.",
         "quote schema requires: ['parcel', 'destination']",

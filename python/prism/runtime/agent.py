@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from prism.assembly import InputBuilder, PromptBuilder
@@ -11,7 +12,7 @@ from prism.contracts import Message
 from prism.errors import ConfigError, UnknownNameError
 from prism.middleware import MiddlewareRegistry
 from prism.providers.registry import ProviderRegistry
-from prism.runtime.config import AgentConfig, SleepFn
+from prism.runtime.config import AgentConfig, SleepFn, validate_model
 from prism.runtime.events import AgentEventListener
 from prism.runtime.options import RunOptions
 from prism.runtime.result import RunResult
@@ -103,6 +104,37 @@ class Agent:
                 " (open_session(..., must_exist=False) starts a new one)"
             )
         return session
+
+    def with_provider(
+        self,
+        provider: Any,
+        *,
+        model: Mapping[str, Any] | None = None,
+        store: SessionStore | None = None,
+    ) -> Agent:
+        """A copy of this agent whose turns all go to ``provider`` (a mock, in
+        tests), sharing nothing mutable: its own tool and middleware
+        registries (same definitions), no provider registry, no event
+        listeners, and ``store`` or a fresh in-memory store. ``model``
+        replaces the agent's model (default: the same)."""
+        generate = getattr(provider, "generate", None)
+        if provider is None or not callable(generate):
+            raise ConfigError("with_provider needs an AIProvider (a generate(request) method)")
+        if store is not None and not isinstance(store, SessionStore):
+            raise ConfigError("store must implement SessionStore")
+        config = self.config
+        return Agent(
+            replace(
+                config,
+                provider=provider,
+                providers=None,
+                model=validate_model(model, "with_provider model") if model else config.model,
+                tools=config.tools.copy(),
+                middleware=config.middleware.copy() if config.middleware is not None else None,
+                metadata=dict(config.metadata),
+                store=store,
+            )
+        )
 
     async def run(
         self,

@@ -58,6 +58,10 @@ class ToolRegistry:
 
         return unregister
 
+    def copy(self) -> ToolRegistry:
+        """The same tools and filters; registering on either does not reach the other."""
+        return ToolRegistry(self._tools.values(), self.allow, self.deny)
+
     def get(self, name: str) -> ToolDefinition | None:
         return self._tools.get(name) if isinstance(name, str) else None
 
