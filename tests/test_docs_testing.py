@@ -15,7 +15,7 @@ def doc_files(path: Path) -> dict[str, str]:
     """Python blocks whose first line is ``# file: NAME``, by name."""
     files: dict[str, str] = {}
     for block in re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.S):
-        first, _, rest = block.partition("\n")
+        first, _, _body = block.partition("\n")
         match = re.fullmatch(r"# file: (\S+)", first.strip())
         assert match, f"every python block in {path.name} names its file: {first!r}"
         files[match.group(1)] = block

@@ -84,5 +84,5 @@ def test_bad_arguments_are_config_errors() -> None:
         agent.with_provider(object())
     with pytest.raises(ConfigError, match="store must implement SessionStore"):
         agent.with_provider(reply("y"), store=object())  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="with_provider model.provider"):
+    with pytest.raises(ConfigError, match=r"with_provider model\.provider"):
         agent.with_provider(reply("y"), model={"model": "m"})
