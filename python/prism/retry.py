@@ -10,6 +10,7 @@ owns the decisions.
 from __future__ import annotations
 
 import inspect
+import random
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -123,29 +124,47 @@ def _non_negative_int(name: str, value: Any, minimum: int = 0) -> int:
     return value
 
 
+DEFAULT_MAX_DELAY_MS: Final = 60_000
+"""The longest single wait, backoff or Retry-After. Like the official SDKs, a
+server's Retry-After of a few (tens of) seconds is honoured by default."""
+
+
 class DefaultRetryPolicy:
     """Exponential backoff: ``base_delay_ms * 2**(attempt-1)``, capped at
     ``max_delay_ms``. A provider's ``retryAfterMs`` raises the delay to at least
     that value; if it asks for longer than ``max_delay_ms`` the policy gives up
-    instead of retrying early (the cap bounds how long a run can stall)."""
+    instead of retrying early (the cap bounds how long a run can stall).
+
+    ``jitter=True`` applies full jitter to the backoff (a uniform draw in
+    ``[0, backoff]``, so many clients do not retry in step); ``seed`` makes the
+    draws repeatable in tests. A Retry-After is never shortened by jitter."""
 
     def __init__(
         self,
         max_attempts: int = 3,
         base_delay_ms: int = 100,
-        max_delay_ms: int = 1000,
+        max_delay_ms: int = DEFAULT_MAX_DELAY_MS,
         secrets: Iterable[str] = (),
+        *,
+        jitter: bool = False,
+        seed: int | None = None,
     ) -> None:
         self.max_attempts = _non_negative_int("max_attempts", max_attempts, 1)
         self.base_delay_ms = _non_negative_int("base_delay_ms", base_delay_ms)
         self.max_delay_ms = _non_negative_int("max_delay_ms", max_delay_ms)
         self.secrets = tuple(secrets)
+        if not isinstance(jitter, bool):
+            raise ConfigError(f"jitter must be a bool, got {jitter!r}")
+        self.jitter = jitter
+        self._random = random.Random(seed)
 
     def backoff_ms(self, attempt: int) -> int:
         exponent = max(attempt - 1, 0)
         if exponent > 62:  # the cap was reached long before; skip a huge shift
-            return self.max_delay_ms
-        return min(self.base_delay_ms << exponent, self.max_delay_ms)
+            capped = self.max_delay_ms
+        else:
+            capped = min(self.base_delay_ms << exponent, self.max_delay_ms)
+        return self._random.randint(0, capped) if self.jitter else capped
 
     def decide(self, context: RetryContext) -> RetryDecision:
         info = context.error
@@ -169,16 +188,23 @@ class DefaultRetryPolicy:
 def create_default_retry_policy(
     max_attempts: int = 3,
     base_delay_ms: int = 100,
-    max_delay_ms: int = 1000,
+    max_delay_ms: int = DEFAULT_MAX_DELAY_MS,
     secrets: Iterable[str] = (),
+    *,
+    jitter: bool = False,
+    seed: int | None = None,
 ) -> DefaultRetryPolicy:
-    return DefaultRetryPolicy(max_attempts, base_delay_ms, max_delay_ms, secrets)
+    return DefaultRetryPolicy(
+        max_attempts, base_delay_ms, max_delay_ms, secrets, jitter=jitter, seed=seed
+    )
 
 
 _JSON_KEYS: Final[dict[str, str]] = {
     "maxAttempts": "max_attempts",
     "baseDelayMs": "base_delay_ms",
     "maxDelayMs": "max_delay_ms",
+    "jitter": "jitter",
+    "seed": "seed",
     "secrets": "secrets",
     "metadata": "metadata",
 }
@@ -192,7 +218,9 @@ class RetryOptions:
     policy: RetryPolicy | None = None
     max_attempts: int = 3
     base_delay_ms: int = 100
-    max_delay_ms: int = 1000
+    max_delay_ms: int = DEFAULT_MAX_DELAY_MS
+    jitter: bool = False
+    seed: int | None = None
     secrets: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
     # Built once from ``secrets`` (never per retry); masks retry error infos.
@@ -204,6 +232,12 @@ class RetryOptions:
         _non_negative_int("max_attempts", self.max_attempts, 1)
         _non_negative_int("base_delay_ms", self.base_delay_ms)
         _non_negative_int("max_delay_ms", self.max_delay_ms)
+        if not isinstance(self.jitter, bool):
+            raise ConfigError(f"retry jitter must be a bool, got {self.jitter!r}")
+        if self.seed is not None and (
+            not isinstance(self.seed, int) or isinstance(self.seed, bool)
+        ):
+            raise ConfigError(f"retry seed must be an int, got {self.seed!r}")
         if isinstance(self.secrets, str):
             raise ConfigError("secrets must be a collection of strings, not a single string")
         secrets = tuple(self.secrets)
@@ -236,7 +270,12 @@ class RetryOptions:
         if self.policy is not None:
             return self.policy
         return create_default_retry_policy(
-            self.max_attempts, self.base_delay_ms, self.max_delay_ms, self.secrets
+            self.max_attempts,
+            self.base_delay_ms,
+            self.max_delay_ms,
+            self.secrets,
+            jitter=self.jitter,
+            seed=self.seed,
         )
 
 
@@ -264,6 +303,36 @@ def clamp_middleware_decision(original: RetryDecision, updated: Any) -> RetryDec
     if not original.retry or not candidate.retry:
         return RetryDecision(False, 0, candidate.reason or original.reason)
     return RetryDecision(True, min(candidate.delay_ms, original.delay_ms), candidate.reason)
+
+
+_REFUSAL_TEXT: Final[dict[str, str]] = {
+    REASON_MAX_ATTEMPTS: "gave up after {attempts} attempt(s) (max_attempts)",
+    REASON_RETRY_AFTER_TOO_LONG: (
+        "the server asked to wait {retry_after} ms, longer than max_delay_ms allows"
+    ),
+    "policy_returned_non_decision": "the retry policy did not return a RetryDecision",
+}
+
+
+def with_refusal(info: ErrorInfo, decision: RetryDecision, attempts: int) -> ErrorInfo:
+    """``info`` saying why a transient failure was not retried: the message
+    gains "(not retried: ...)" and ``details.retry`` holds the stable reason.
+    Non-transient failures and aborts are returned as they are."""
+    if decision.retry or not is_transient_error_info(info):
+        return info
+    reason = decision.reason or "refused"
+    template = _REFUSAL_TEXT.get(reason)
+    if template is None:
+        if reason.startswith("policy_failed:"):
+            template = "the retry policy raised " + reason.partition(":")[2]
+        else:
+            template = f"refused by retry middleware or policy ({reason})"
+    text = template.format(attempts=attempts, retry_after=info.get("retryAfterMs", "?"))
+    out: ErrorInfo = {**info, "message": f"{info['message']} (not retried: {text})"}
+    details: dict[str, Any] = dict(info.get("details") or {})
+    details["retry"] = {"attempts": attempts, "refused": reason}
+    out["details"] = details
+    return out
 
 
 async def wait_for_retry(

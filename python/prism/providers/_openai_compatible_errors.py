@@ -230,9 +230,10 @@ def describe_payload_error(provider: str, reason: str) -> ErrorInfo:
     return {"message": f"{provider}: {reason}", "code": "malformed_chunk", "retryable": True}
 
 
-def incomplete_stream_info(provider: str) -> ErrorInfo:
+def incomplete_stream_info(provider: str, missing: str = "[DONE]") -> ErrorInfo:
+    what = "a finish_reason" if missing == "no finish_reason" else "[DONE]"
     return {
-        "message": f"{provider}: stream ended before [DONE]",
+        "message": f"{provider}: stream ended before {what}",
         "code": "stream_incomplete",
         "retryable": True,
     }

@@ -20,7 +20,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
+from anyio.lowlevel import checkpoint, checkpoint_if_cancelled, current_token
 
 from prism.contracts import (
     DoneEvent,
@@ -75,10 +75,15 @@ def default_timeout() -> httpx.Timeout:
     """The timeouts of a client the provider creates itself."""
     import httpx
 
-    return httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
+    return httpx.Timeout(connect=10.0, read=DEFAULT_READ_TIMEOUT_S, write=30.0, pool=10.0)
 
 
-"""Read is per chunk, not per response: long streams are fine, a silent server is not."""
+DEFAULT_READ_TIMEOUT_S = 60.0
+"""Read is per chunk, not per response: long streams are fine, a silent server
+is not. 60 s covers a slow first token from a loaded server (reasoning models
+included, which stream reasoning deltas meanwhile) while a stall ends the turn
+in a minute instead of two; the official SDKs bound a whole request at 600 s
+and have no per-chunk limit, so this is the stricter of the two."""
 
 _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization"})
 
@@ -177,6 +182,7 @@ class OpenAICompatibleProvider:
         self._credential = as_credential_resolver(credential) if credential is not None else None
         self._client = http_client
         self._owns_client = http_client is None
+        self._client_loop: object | None = None
         self._headers = dict(headers or {})
         self._timeout = timeout
         self._default_options = dict(default_options or {})
@@ -264,8 +270,16 @@ class OpenAICompatibleProvider:
         import httpx
         from httpx_sse import aconnect_sse
 
+        loop = current_token()
+        if self._owns_client and self._client is not None and self._client_loop is not loop:
+            # An httpx client is bound to the event loop that first used it: a
+            # provider reused under a second anyio.run() gets a fresh one. The
+            # old one belonged to a loop that is gone; there is nothing to await.
+            self._client = None
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=default_timeout())
+            self._client_loop = loop
+        state: _StreamState | None = None
         # An explicit timeout wins; otherwise the client's own (a host's
         # configured client keeps its settings, ours has default_timeout()).
         extra: dict[str, Any] = {} if self._timeout is None else {"timeout": self._timeout}
@@ -309,14 +323,10 @@ class OpenAICompatibleProvider:
                     await checkpoint_if_cancelled()
                     yield event
         except _StreamFailed as failed:
-            yield {"type": "error", "error": failed.info}
+            yield {"type": "error", "error": _with_usage(failed.info, state)}
         except Exception as exc:  # transport faults; cancellation is a BaseException
-            yield {
-                "type": "error",
-                "error": transport_error_info(
-                    self.name, exc, redactor, method="POST", url=self.url
-                ),
-            }
+            info = transport_error_info(self.name, exc, redactor, method="POST", url=self.url)
+            yield {"type": "error", "error": _with_usage(info, state)}
 
 
 class _StreamState:
@@ -355,6 +365,15 @@ class _StreamState:
         return events
 
     def finish(self, require_done: bool) -> list[ProviderEvent]:
+        # Neither [DONE] nor a finish_reason means the answer was cut off,
+        # whatever the policy: require_done=False only waives the [DONE]
+        # marker when the model said it finished. With a finish reason but no
+        # [DONE] the default policy still says incomplete, since the usage
+        # chunk (stream_options.include_usage) follows the finish reason and
+        # may be the part that was lost; usage that did arrive rides on the
+        # error (see _with_usage), so billing is never undercounted.
+        if not self.saw_done and self.stop_reason is None:
+            raise _StreamFailed(incomplete_stream_info(self.name, "no finish_reason"))
         if not self.saw_done and require_done:
             raise _StreamFailed(incomplete_stream_info(self.name))
         events: list[ProviderEvent] = []
@@ -370,6 +389,15 @@ class _StreamState:
             done["usage"] = self.usage
         events.append(done)
         return events
+
+
+def _with_usage(info: ErrorInfo, state: _StreamState | None) -> ErrorInfo:
+    """Usage the provider already reported (it is billed) is kept on the error."""
+    if state is None or state.usage is None:
+        return info
+    details: dict[str, Any] = dict(info.get("details") or {})
+    details["usage"] = dict(state.usage)
+    return {**info, "details": details}
 
 
 def _error(message: str, code: str) -> ProviderEvent:

@@ -21,6 +21,7 @@ from prism.retry import (
     clamp_middleware_decision,
     decide_retry,
     wait_for_retry,
+    with_refusal,
 )
 from prism.runtime.autocompact import maybe_auto_compact
 from prism.runtime.context import RunContext
@@ -111,7 +112,7 @@ async def _provider_turn(run: RunContext) -> TurnOutcome:
             updated = await middleware.run("retry", {"context": ctx, "decision": decision})
             decision = clamp_middleware_decision(decision, updated)
         if not decision.retry:
-            raise ProviderError(info)
+            raise ProviderError(with_refusal(info, decision, attempt))
         run.emit(
             {
                 "type": "retry_scheduled",
