@@ -1,8 +1,14 @@
-"""``python -m benches.attention``: compiler off / on / on with hysteresis
-through a real session on the seeded coding fixture; writes a JSON result
-and a PNG of the per-request input-token curves.
+"""``python -m benches.attention``: the attention compiler's policies, the
+peers' strategies and the hindsight anchors on the same seeded fixtures, in
+one process. Writes a JSON result and one PNG per fixture.
 
-    python -m benches.attention [--runs 60] [--seed 7] [--out benches/attention/results]
+    python -m benches.attention [--runs 60] [--long-runs 150] [--seed 7]
+                                [--fixtures a,a150,b,c] [--out DIR] [--no-plot]
+
+Every Prism variant runs through a real ``AgentSession`` (mock provider)
+with auto-compaction at ``input_ratio`` 0.9 (default strategy). ``off`` is
+the compiler off and no compaction (the stream the peers and anchors are
+computed on); ``off+compaction`` adds compaction alone.
 """
 
 from __future__ import annotations
@@ -16,127 +22,186 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from benches.attention.scenario import MODEL, VariantResult, fixture_turns, run_variant
+from benches.attention.fixtures import Fixture, fixtures
+from benches.attention.optimum import anchor_result, build_model, solve
+from benches.attention.peers import peer_scorers
+from benches.attention.report import markdown, plot, table, targets
+from benches.attention.scenario import (
+    CACHE_READ,
+    CACHE_WRITE,
+    MODEL,
+    VariantResult,
+    run_variant,
+)
 
 from prism.attention import resolve_input_cap
 
-
-def variants(target: float) -> list[tuple[str, Any]]:
-    return [("off", None), ("on", True), ("on+hysteresis", {"targetRatio": target})]
-
-
-def plot(results: list[VariantResult], cap: int, target: float, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(10, 5.5))
-    for r in results:
-        ax.plot(r.input_tokens, label=f"{r.name} (total {r.total:,})", linewidth=1.4)
-        busts = [i for i, b in enumerate(r.busts) if b]
-        ax.scatter(busts, [r.input_tokens[i] for i in busts], s=14, marker="x")
-    ax.axhline(MODEL["limits"]["contextWindow"], color="grey", linestyle=":", label="window")
-    ax.axhline(0.75 * cap, color="red", linestyle="--", linewidth=0.8, label="trigger 0.75×cap")
-    ax.axhline(target * cap, color="orange", linestyle="--", linewidth=0.8, label="target")
-    ax.set_xlabel("provider request (2 per run)")
-    ax.set_ylabel("estimated input tokens")
-    ax.set_title("Attention compiler: per-request input tokens (x = cache bust)")
-    ax.legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+TRIGGER = 0.75
+PRISM_VARIANTS: list[tuple[str, Any]] = [
+    ("reference", {"policy": "reference"}),
+    ("target 0.3", {"targetRatio": 0.3}),
+    ("target 0.5", {"targetRatio": 0.5}),
+    ("default", True),
+    ("proactive", {"policy": "proactive"}),
+]
 
 
-async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-    from rich.table import Table
+class StreamRecorder:
+    """Keeps what the schedule model needs from the compiler-off stream: the
+    rows of each request and the last request (each is a prefix of it)."""
 
-    console = Console()
-    turns = fixture_turns(args.seed, args.runs)
-    cap = resolve_input_cap(None, MODEL)
-    results: list[VariantResult] = []
+    def __init__(self) -> None:
+        self.lengths: list[int] = []
+        self.seed_length: int | None = None
+        self.final: dict[str, Any] | None = None
+
+    def seed(self, request: dict[str, Any]) -> None:
+        self.seed_length = 1 + len(request["messages"])
+
+    def feed(self, request: dict[str, Any]) -> None:
+        self.lengths.append(1 + len(request["messages"]))
+        self.final = request
+
+
+async def run_fixture(
+    fixture: Fixture, cap: int, log: Any
+) -> tuple[list[VariantResult], dict[str, Any]]:
     started = time.perf_counter()
-    with Progress(
-        TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), console=console
-    ) as progress:
-        for name, attention in variants(args.target):
-            task = progress.add_task(name, total=len(turns))
-            result = await run_variant(
-                name, attention, turns, on_run=lambda t=task: progress.advance(t)
-            )
-            progress.update(task, completed=len(turns))
-            results.append(result)
-    elapsed = time.perf_counter() - started
-
-    off = results[0]
-    table = Table(title=f"attention benchmark: {args.runs} runs, seed {args.seed}, cap {cap:,}")
-    for col in ("variant", "input tokens", "vs off", "peak", "busts", "cache-aware cost", "vs off"):
-        table.add_column(col, justify="right")
-    for r in results:
-        table.add_row(
-            r.name,
-            f"{r.total:,}",
-            f"{100 * (1 - r.total / off.total):.1f}% fewer" if r is not off else "-",
-            f"{max(r.input_tokens):,}",
-            str(sum(r.busts)),
-            f"{r.cost:,.0f}",
-            f"{100 * (1 - r.cost / off.cost):.1f}% less" if r is not off else "-",
+    recorder = StreamRecorder()
+    peers = peer_scorers()
+    off = await run_variant(
+        fixture,
+        VariantResult("off", kind="baseline"),
+        None,
+        compaction=False,
+        observers=[*peers, recorder],
+    )
+    log(f"  off: {len(off.input_tokens)} requests")
+    results = [off]
+    baseline = VariantResult("off+compaction", kind="baseline")
+    results.append(await run_variant(fixture, baseline, None, compaction=True))
+    for name, attention in PRISM_VARIANTS:
+        results.append(await run_variant(fixture, VariantResult(name), attention, compaction=True))
+        log(f"  {name}: done")
+    results += [p.result for p in peers]
+    assert recorder.final is not None
+    dp_started = time.perf_counter()
+    model = build_model(recorder.final, recorder.lengths, seed_length=recorder.seed_length)
+    _, best = solve(model, read=CACHE_READ, write=CACHE_WRITE, cap=cap)
+    results.append(
+        anchor_result(
+            "optimum",
+            model,
+            best,
+            "hindsight optimum over every sticky oldest-first schedule (dynamic programme)",
         )
-    console.print(table)
-    over_window = [
-        i for i, t in enumerate(off.input_tokens) if t > MODEL["limits"]["contextWindow"]
-    ]
-    summary = {
-        "command": (
-            f"python -m benches.attention --runs {args.runs} --seed {args.seed}"
-            f" --target {args.target}"
-        ),
-        "targetRatio": args.target,
-        "runs": args.runs,
-        "seed": args.seed,
-        "model": MODEL,
-        "inputCap": cap,
-        "pricing": {"cacheRead": 0.1, "cacheWrite": 1.25, "unit": "base input tokens"},
-        "offRequestsOverWindow": len(over_window),
-        "firstOffRequestOverWindow": over_window[0] if over_window else None,
-        "seconds": round(elapsed, 2),
-        "python": platform.python_version(),
-        "variants": [r.to_json() for r in results],
-        "savings": {
-            r.name: {
-                "inputTokensPct": round(100 * (1 - r.total / off.total), 1),
-                "cacheAwareCostPct": round(100 * (1 - r.cost / off.cost), 1),
-            }
-            for r in results[1:]
-        },
+    )
+    _, gated = solve(model, read=CACHE_READ, write=CACHE_WRITE, cap=cap, trigger=TRIGGER * cap)
+    results.append(
+        anchor_result(
+            "trigger-only",
+            model,
+            gated,
+            f"best schedule that changes nothing under {TRIGGER} of the cap",
+        )
+    )
+    timing = {
+        "seconds": round(time.perf_counter() - started, 2),
+        "dpSeconds": round(time.perf_counter() - dp_started, 2),
+        "dpStates": model.states[0] * model.states[1],
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "attention.json").write_text(json.dumps(summary, indent=1) + "\n")
-    written = [out / "attention.json"]
-    if not args.no_plot:
-        plot(results, cap, args.target, out / "attention.png")
-        written.append(out / "attention.png")
-    console.print(f"wrote {' and '.join(map(str, written))} ({elapsed:.1f}s)")
-    return summary
+    return results, timing
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benches.attention", description=__doc__)
-    parser.add_argument("--runs", type=int, default=60)
+    parser.add_argument("--runs", type=int, default=60, help="runs of fixture (a)")
+    parser.add_argument("--long-runs", type=int, default=150, help="runs of the long fixture (a)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--target", type=float, default=0.5, help="hysteresis target_ratio")
+    parser.add_argument("--fixtures", default="a,a150,b,c", help="comma-separated: a,a150,b,c")
     parser.add_argument("--out", default="benches/attention/results")
-    parser.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib)")
+    parser.add_argument("--no-plot", action="store_true", help="skip the PNGs (no matplotlib)")
     args = parser.parse_args()
+    chosen = [f.strip() for f in args.fixtures.split(",") if f.strip()]
+    unknown = sorted(set(chosen) - {"a", "a150", "b", "c"})
+    if unknown or not chosen:
+        parser.error(f"--fixtures takes a, a150, b and c; got {args.fixtures!r}")
+    if args.runs < 1 or args.long_runs < 1:
+        parser.error("--runs and --long-runs must be at least 1")
     # Fail before the run, not after minutes of work, when the plot cannot be drawn.
     if not args.no_plot and importlib.util.find_spec("matplotlib") is None:
         parser.error(
-            "the plot needs matplotlib: pip install 'prism-harness[bench]' or pass --no-plot"
+            "the plots need matplotlib: pip install 'prism-harness[bench]' or pass --no-plot"
         )
-    anyio.run(main_async, args)
+    if importlib.util.find_spec("numpy") is None:
+        parser.error("the optimum needs numpy: pip install 'prism-harness[bench]'")
+    anyio.run(main_async, args, chosen)
+
+
+async def main_async(args: argparse.Namespace, chosen: list[str]) -> None:
+    cap = resolve_input_cap(None, MODEL)
+    all_fixtures = fixtures(args.seed, args.runs, args.long_runs)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    by_fixture: dict[str, dict[str, VariantResult]] = {}
+    summary_fixtures: dict[str, Any] = {}
+    written: list[Path] = []
+    started = time.perf_counter()
+    for name in chosen:
+        fixture = all_fixtures[name]
+        print(f"{fixture.title}")
+        results, timing = await run_fixture(fixture, cap, lambda line: None)
+        named = {r.name: r for r in results}
+        by_fixture[name] = named
+        off, optimum = named["off"], named["optimum"]
+        print(table(results, off, optimum))
+        print()
+        summary_fixtures[name] = {
+            "title": fixture.title,
+            "runs": len(fixture.turns),
+            "preloadedMessages": len(fixture.preload),
+            **timing,
+            "variants": [r.to_json() for r in results],
+            "markdown": markdown(results, off, optimum),
+        }
+        if not args.no_plot:
+            path = out / f"attention-{name}.png"
+            plot(results, fixture.title, cap, TRIGGER, path)
+            written.append(path)
+    checks = targets(by_fixture)
+    print("targets (issue 21):")
+    for check in checks:
+        mark = "met" if check["met"] else "NOT met"
+        print(
+            f"  ({check['fixture']}) {check['what']}: {check['measured']} (target {check['target']}): {mark}"
+        )
+    primary = summary_fixtures[chosen[0]]
+    summary = {
+        "command": (
+            f"python -m benches.attention --runs {args.runs} --long-runs {args.long_runs} "
+            f"--seed {args.seed} --fixtures {','.join(chosen)}"
+        ),
+        "runs": args.runs,
+        "seed": args.seed,
+        "model": MODEL,
+        "inputCap": cap,
+        "pricing": {
+            "cacheRead": CACHE_READ,
+            "cacheWrite": CACHE_WRITE,
+            "unit": "base input tokens",
+        },
+        "compaction": {"trigger": {"type": "input_ratio", "ratio": 0.9}, "strategy": "default"},
+        "seconds": round(time.perf_counter() - started, 2),
+        "python": platform.python_version(),
+        # The first fixture's rows, in the shape earlier results had.
+        "fixture": chosen[0],
+        "variants": primary["variants"],
+        "fixtures": summary_fixtures,
+        "targets": checks,
+    }
+    (out / "attention.json").write_text(json.dumps(summary, indent=1) + "\n")
+    written.insert(0, out / "attention.json")
+    print(f"wrote {', '.join(map(str, written))} ({summary['seconds']:.1f}s)")
 
 
 if __name__ == "__main__":

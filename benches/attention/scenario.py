@@ -1,19 +1,21 @@
-"""A seeded, hermetic multi-turn coding session driven through a real
-``AgentSession`` with the mock provider, once per compiler variant.
+"""Drive one fixture through a real ``AgentSession`` with the mock provider,
+once per variant, and score every provider request as it is sent.
 
-Each run is one fixture turn (benches/fixtures/session.py): the user asks,
-the model thinks and calls a tool, the tool returns a 1-40 KB payload, the
-model answers. That is two provider requests per run. Every request is
-recorded and measured with the native token estimator.
+Scoring (the same for every variant, peers and anchors included): a request
+is its tool declarations (one row) plus its messages, each row estimated
+with the native token estimator. A prompt cache keeps the previous request;
+the longest common prefix of rows is read at 0.1x, the rest written at
+1.25x, in base-input-token units. A cache bust is a request whose previous
+request is not a prefix of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benches.fixtures.session import iter_messages
+from benches.attention.fixtures import TOOLS, Fixture
 
 from prism import _native
 from prism.providers import (
@@ -24,6 +26,7 @@ from prism.providers import (
     provider_tool_call,
 )
 from prism.runtime import create_agent
+from prism.stores import create_memory_session_store
 from prism.tools import define_tool
 
 MODEL: dict[str, Any] = {
@@ -31,50 +34,29 @@ MODEL: dict[str, Any] = {
     "model": "bench-200k",
     "limits": {"contextWindow": 200_000, "maxOutputTokens": 8_192},
 }
-TOOLS = ("read_file", "grep", "edit_file", "run_command", "list_dir")
+WINDOW = MODEL["limits"]["contextWindow"]
 CACHE_READ = 0.1
 CACHE_WRITE = 1.25
-
-
-@dataclass
-class Turn:
-    user: str
-    thinking: str
-    text: str
-    call: dict[str, Any]
-    result: Any
-    answer: str
-
-
-def fixture_turns(seed: int, runs: int) -> list[Turn]:
-    messages = list(iter_messages(seed, runs))
-    turns = []
-    for i in range(0, len(messages), 4):
-        user, asst, tool, answer = messages[i : i + 4]
-        blocks = {b["type"]: b for b in asst["content"]}
-        turns.append(
-            Turn(
-                user=user["content"][0]["text"],
-                thinking=blocks["thinking"]["text"],
-                text=blocks["text"]["text"],
-                call=blocks["tool_call"],
-                result=tool["content"][0]["result"],
-                answer=answer["content"][0]["text"],
-            )
-        )
-    return turns
+COMPACTION = {"trigger": {"type": "input_ratio", "ratio": 0.9}}
 
 
 @dataclass
 class VariantResult:
     name: str
+    kind: str = "prism"  # prism | baseline | peer | anchor
     input_tokens: list[int] = field(default_factory=list)
     busts: list[bool] = field(default_factory=list)
     cache_read: list[int] = field(default_factory=list)
     cache_write: list[int] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
     bust_details: list[dict[str, Any]] = field(default_factory=list)
+    compactions: int = 0
+    compiled_events: int = 0
+    truncated_events: int = 0
+    first_trip: dict[str, Any] | None = None
+    # Requests at which the gate's frontier grew (a trip), by index.
+    trip_requests: list[int] = field(default_factory=list)
     error: str | None = None
+    note: str | None = None
 
     @property
     def total(self) -> int:
@@ -88,10 +70,14 @@ class VariantResult:
             for r, w in zip(self.cache_read, self.cache_write, strict=True)
         )
 
+    @property
+    def over_window(self) -> int:
+        return sum(1 for t in self.input_tokens if t > WINDOW)
+
     def to_json(self) -> dict[str, Any]:
-        compiled = [e for e in self.events if e["type"] == "attention_compiled"]
         return {
             "name": self.name,
+            "kind": self.kind,
             "requests": len(self.input_tokens),
             "totalInputTokens": self.total,
             "peakInputTokens": max(self.input_tokens, default=0),
@@ -100,23 +86,12 @@ class VariantResult:
             "cacheReadTokens": sum(self.cache_read),
             "cacheWriteTokens": sum(self.cache_write),
             "cacheAwareCost": round(self.cost),
-            "attentionCompiledEvents": len(compiled),
-            "firstTrip": (
-                {
-                    k: compiled[0][k]
-                    for k in (
-                        "used",
-                        "usedAfter",
-                        "droppedThinkingTurns",
-                        "stubbedToolResults",
-                        "stubbedBytes",
-                        "truncated",
-                    )
-                }
-                if compiled
-                else None
-            ),
-            "truncatedTurns": sum(1 for e in compiled if e["truncated"]),
+            "requestsOverWindow": self.over_window,
+            "compactions": self.compactions,
+            "attentionCompiledEvents": self.compiled_events,
+            "truncatedTurns": self.truncated_events,
+            "firstTrip": self.first_trip,
+            "tripRequests": self.trip_requests,
             "bustCauses": {
                 cause: sum(1 for d in self.bust_details if d["cause"] == cause)
                 for cause in sorted({d["cause"] for d in self.bust_details})
@@ -124,14 +99,15 @@ class VariantResult:
             "bustDetails": self.bust_details,
             "perRequestInputTokens": self.input_tokens,
             "error": self.error,
+            "note": self.note,
         }
 
 
-def request_tokens(request: dict[str, Any]) -> list[int]:
-    """Per-message estimates (tool declarations counted as a leading row)."""
-    rows = [_native.estimate_value_tokens(request.get("tools", []))]
-    rows += [_native.estimate_message_tokens(m) for m in request["messages"]]
-    return rows
+def row_tokens(index: int, row: Any) -> int:
+    """Row 0 is the tool declarations; the others are messages."""
+    if index == 0:
+        return int(_native.estimate_value_tokens(row))
+    return int(_native.estimate_message_tokens(row))
 
 
 def common_prefix(a: list[Any], b: list[Any]) -> int:
@@ -196,48 +172,125 @@ def explain_bust(
     }
 
 
-def score(result: VariantResult, requests: list[dict[str, Any]]) -> None:
-    """Tokens per request, cache busts (the previous request is not a prefix
-    of this one) and the cache read/write split of a prompt cache that keeps
-    the previous request's longest common prefix."""
-    previous: list[Any] | None = None
-    for request in requests:
-        rows = request_tokens(request)
-        msgs = [request.get("tools", []), *request["messages"]]
-        total = sum(rows)
-        if previous is None:
-            read, bust = 0, False
+class Scorer:
+    """Scores requests one at a time, keeping only the previous one (a
+    150-run session would not fit in memory as a list of requests). Rows
+    shared with the previous request reuse its estimates."""
+
+    def __init__(self, result: VariantResult) -> None:
+        self.result = result
+        self._rows: list[Any] | None = None
+        self._tokens: list[int] = []
+
+    def seed(self, request: dict[str, Any]) -> None:
+        """Start from ``request`` as the cached prefix, without counting it
+        (a resumed session: the earlier process's last request)."""
+        self._rows = [request.get("tools", []), *request["messages"]]
+        self._tokens = [row_tokens(i, r) for i, r in enumerate(self._rows)]
+
+    def feed(self, request: dict[str, Any]) -> None:
+        rows = [request.get("tools", []), *request["messages"]]
+        result = self.result
+        if self._rows is None:
+            shared = 0
         else:
-            shared = common_prefix(previous, msgs)
-            read = sum(rows[:shared])
-            bust = shared < len(previous)
-            if bust:
-                detail = explain_bust(len(result.busts), previous, msgs, shared, total - read)
-                result.bust_details.append(detail)
+            shared = common_prefix(self._rows, rows)
+        tokens = self._tokens[:shared] + [
+            row_tokens(i, r) for i, r in enumerate(rows) if i >= shared
+        ]
+        total = sum(tokens)
+        read = sum(tokens[:shared]) if self._rows is not None else 0
+        bust = self._rows is not None and shared < len(self._rows)
+        if bust:
+            assert self._rows is not None
+            detail = explain_bust(len(result.busts), self._rows, rows, shared, total - read)
+            result.bust_details.append(detail)
         result.input_tokens.append(total)
         result.busts.append(bust)
         result.cache_read.append(read)
         result.cache_write.append(total - read)
-        previous = msgs
+        self._rows = rows
+        self._tokens = tokens
+
+
+def score(result: VariantResult, requests: list[dict[str, Any]]) -> None:
+    scorer = Scorer(result)
+    for request in requests:
+        scorer.feed(request)
+
+
+def resumed_prefix(request: dict[str, Any], fixture: Fixture) -> dict[str, Any]:
+    """The last request of the earlier process: the same tool declarations
+    and system message, then the preloaded history up to its last tool
+    result (the final answer was that request's response)."""
+    system = [m for m in request["messages"][:1] if m.get("role") == "system"]
+    return {"tools": request.get("tools", []), "messages": [*system, *fixture.preload[:-1]]}
+
+
+def preload_entries(session_id: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    parent: str | None = None
+    for i, message in enumerate(messages):
+        entry_id = f"pre{i:05d}"
+        entries.append(
+            {
+                "id": entry_id,
+                "sessionId": session_id,
+                "parentId": parent,
+                "kind": "message",
+                "createdAt": "2026-01-01T00:00:00.000Z",
+                "message": message,
+            }
+        )
+        parent = entry_id
+    return entries
 
 
 async def run_variant(
-    name: str,
+    fixture: Fixture,
+    result: VariantResult,
     attention: Any,
-    turns: list[Turn],
+    *,
+    compaction: bool,
+    observers: Sequence[Any] = (),
     on_run: Callable[[], None] = lambda: None,
+    model: dict[str, Any] | None = None,
 ) -> VariantResult:
-    by_call = {t.call["id"]: t for t in turns}
+    """One session through every turn of ``fixture``. ``observers`` (objects
+    with ``seed(request)`` and ``feed(request)``, like :class:`Scorer`) see
+    each request (a private copy) as it is sent; with a preloaded store they
+    are first seeded with the earlier process's last request."""
+    turns = fixture.turns
+    by_call = {t.call["id"]: t for t in turns if t.call is not None}
+    state = {"turn": 0, "frontier": 0}
+    scorer = Scorer(result)
+    watchers = [scorer, *observers]
+    holder: dict[str, Any] = {}
 
     def script(request: dict[str, Any]) -> list[Any]:
-        n = sum(1 for m in request["messages"] if m["role"] == "user") - 1
-        turn = turns[n]
+        frontier = holder["session"].attention_sticky
+        if frontier is not None and len(frontier) > state["frontier"]:
+            state["frontier"] = len(frontier)
+            result.trip_requests.append(len(result.input_tokens))
+        if fixture.preload and not state.get("seeded"):
+            state["seeded"] = 1
+            earlier = resumed_prefix(request, fixture)
+            for watcher in watchers:
+                watcher.seed(earlier)
+        for watcher in watchers:
+            watcher.feed(request)
+        turn = turns[state["turn"]]
         if request["messages"][-1]["role"] == "tool":
             return [provider_text_delta(turn.answer), provider_done()]
+        events = [provider_thinking_delta(turn.thinking)]
+        if turn.call is None:
+            return [*events, provider_text_delta(turn.answer), provider_done()]
+        if turn.text:
+            events.append(provider_text_delta(turn.text))
+        call = turn.call
         return [
-            provider_thinking_delta(turn.thinking),
-            provider_text_delta(turn.text),
-            provider_tool_call(turn.call["id"], turn.call["name"], turn.call["arguments"]),
+            *events,
+            provider_tool_call(call["id"], call["name"], call["arguments"]),
             provider_done(),
         ]
 
@@ -248,22 +301,49 @@ async def run_variant(
         return define_tool(tool_name, execute, description=f"{tool_name} (bench)")
 
     provider = create_mock_provider(script)
+    store = create_memory_session_store()
+    session_id = f"bench-{fixture.name}-{result.name}"
+    if fixture.preload:
+        await store.append_many(preload_entries(session_id, fixture.preload))  # type: ignore[arg-type]
     agent = create_agent(
-        model=MODEL,
+        model=model or MODEL,
         provider=provider,
         tools=[make_tool(t) for t in TOOLS],
         system="You are a careful coding agent.",
         attention_compiler=attention,
+        compaction=COMPACTION if compaction else None,
+        store=store,
     )
-    session = agent.create_session(id=f"bench-{name}")
-    result = VariantResult(name)
-    session.subscribe(result.events.append)
-    for turn in turns:
+    session = agent.create_session(id=session_id)
+    holder["session"] = session
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event["type"] == "compaction_finished":
+            result.compactions += 1
+        elif event["type"] == "attention_compiled":
+            result.compiled_events += 1
+            result.truncated_events += bool(event["truncated"])
+            if result.first_trip is None:
+                result.first_trip = {
+                    k: event[k]
+                    for k in (
+                        "used",
+                        "usedAfter",
+                        "droppedThinkingTurns",
+                        "stubbedToolResults",
+                        "stubbedBytes",
+                        "truncated",
+                    )
+                }
+
+    session.subscribe(on_event)
+    for index in range(len(turns)):
+        state["turn"] = index
         try:
-            await session.run(turn.user)
-        except Exception as error:  # the budget error ends the session honestly
+            await session.run(turns[index].user)
+        except Exception as error:  # a budget error ends the session honestly
             result.error = f"{type(error).__name__}: {error}"
             break
+        provider.requests.clear()  # scored as sent; keeping them costs gigabytes
         on_run()
-    score(result, provider.requests)
     return result

@@ -29,6 +29,13 @@ def test_bench_usage_errors(prism_run: Any, args: list[str], fragment: str) -> N
 def test_bench_attention_runs_the_benchmark(prism_run: Any, tmp_path: Path) -> None:
     out = tmp_path / "results"
     # --no-plot: matplotlib is a bench extra, not installed by `make test`.
-    result = prism_run("bench", "attention", "--runs", "2", "--no-plot", "--out", str(out))
+    result = prism_run(
+        "bench", "attention", "--fixtures", "a", "--runs", "2", "--no-plot", "--out", str(out)
+    )
     assert result.returncode == 0, result.stderr.decode()[-2000:]
-    assert isinstance(json.loads((out / "attention.json").read_text()), dict)
+    data = json.loads((out / "attention.json").read_text())
+    names = [v["name"] for v in data["variants"]]
+    assert names[0] == "off" and "default" in names and "optimum" in names
+    assert all(
+        {"totalInputTokens", "cacheBusts", "cacheAwareCost"} <= set(v) for v in data["variants"]
+    )

@@ -22,3 +22,12 @@ def test_attention_persist_demo_runs() -> None:
     assert "session file: 1 frontier checkpoint(s)" in done.stdout
     assert "after the restart: first request has 3 stubbed results" in done.stdout
     assert "cached prefix kept across the restart: True" in done.stdout
+
+
+def test_attention_policy_demo_runs() -> None:
+    done = run_example("attention_policy_demo.py")
+    out = done.stdout
+    lines = {line.split()[0]: line for line in out.splitlines() if "cache busts" in line}
+    busts = {name: int(line.rsplit(" ", 1)[1]) for name, line in lines.items()}
+    assert busts["default"] == 1 and busts["reference"] > busts["default"]
+    assert "summarizer called 6 times for 6 tool calls" in out

@@ -3,8 +3,9 @@
 The benchmark lives in the source tree (``benches/attention``, run as
 ``python -m benches.attention``), not in the installed package, so this
 subcommand works from a source checkout (an editable install) and says so
-otherwise. ARGS are passed through unchanged (``--runs``, ``--seed``,
-``--out``; see ``prism bench attention --help``).
+otherwise. ARGS are passed through unchanged (``--runs``, ``--long-runs``,
+``--seed``, ``--fixtures``, ``--out``, ``--no-plot``; see ``prism bench
+attention --help``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 BENCHMARKS = {"attention": "benches.attention"}
-USAGE = "usage: prism bench attention [--runs N] [--seed N] [--out DIR]"
+USAGE = (
+    "usage: prism bench attention [--runs N] [--long-runs N] [--seed N] "
+    "[--fixtures a,a150,b,c] [--out DIR] [--no-plot]"
+)
 
 
 def source_root() -> Path | None:
