@@ -161,6 +161,8 @@ async def test_run_and_stream_share_their_options() -> None:
         "attention",
         "output_type",
         "output_mode",
+        "durable",
+        "persist_session_state",
     }
     session = make_agent(reply).create_session()
     with pytest.raises(ConfigError, match=r"unknown run option\(s\) \['max_rounds'\]"):

@@ -1,8 +1,8 @@
 """Opt-in persistence of the sticky frontier in the session store.
 
-The reference keeps the frontier in its durable checkpoints; Prism has no
-checkpoints, so with ``AttentionCompilerOptions(persist_frontier=True)`` the
-session appends a ``custom`` entry (``customType`` ``prism.attention_frontier``,
+The reference keeps the frontier in its durable checkpoints, and so does a
+Prism durable run with ``persist_session_state=True``. Otherwise, with
+``AttentionCompilerOptions(persist_frontier=True)`` the session appends a ``custom`` entry (``customType`` ``prism.attention_frontier``,
 ``data`` = ``frontier.to_json()``) in the same batch as the turn whose
 request changed the frontier, and a session read back from its store
 restores the newest such entry on its branch. Custom entries are not
@@ -18,6 +18,10 @@ from typing import Any
 from prism.attention.frontier import AttentionStickyFrontier
 
 FRONTIER_CUSTOM_TYPE = "prism.attention_frontier"
+# A durable run's checkpoint (prism.runtime.durable) carries the frontier in
+# ``data.sessionState.attentionSticky`` and replaces the entry above; both
+# are read, newest first.
+CHECKPOINT_CUSTOM_TYPE = "prism.checkpoint"
 
 
 def _is_frontier_data(data: object) -> bool:
@@ -39,9 +43,14 @@ def restore_attention_frontier(
     for entry in reversed(entries):
         if not isinstance(entry, Mapping):
             continue
-        if entry.get("kind") != "custom" or entry.get("customType") != FRONTIER_CUSTOM_TYPE:
+        if entry.get("kind") != "custom":
             continue
         data = entry.get("data")
+        if entry.get("customType") == CHECKPOINT_CUSTOM_TYPE:
+            state = data.get("sessionState") if isinstance(data, Mapping) else None
+            data = state.get("attentionSticky") if isinstance(state, Mapping) else None
+        elif entry.get("customType") != FRONTIER_CUSTOM_TYPE:
+            continue
         if not _is_frontier_data(data):
             continue
         assert isinstance(data, Mapping)

@@ -179,6 +179,8 @@ def create_agent(
     input_builder: InputBuilder | None = None,
     prompt_builder: PromptBuilder | None = None,
     providers: ProviderRegistry | None = None,
+    durable: bool = False,
+    persist_session_state: bool = False,
 ) -> Agent:
     """Validate the configuration once (``ConfigError`` names the bad option)
     and return an :class:`Agent`. See docs/runtime.md for each option."""
@@ -204,5 +206,7 @@ def create_agent(
             input_builder=input_builder,
             prompt_builder=prompt_builder,
             providers=providers,
+            durable=durable,
+            persist_session_state=persist_session_state,
         )
     )

@@ -71,6 +71,8 @@ class AgentConfig:
     input_builder: Any = None
     prompt_builder: Any = None
     providers: ProviderRegistry | None = None
+    durable: bool = False
+    persist_session_state: bool = False
 
     def provider_for(self, model: Mapping[str, Any]) -> Any:
         """The provider a turn on ``model`` talks to: the registered provider
@@ -126,6 +128,8 @@ class AgentConfig:
         input_builder: Any = None,
         prompt_builder: Any = None,
         providers: ProviderRegistry | None = None,
+        durable: bool = False,
+        persist_session_state: bool = False,
     ) -> AgentConfig:
         checked_model = validate_model(model)
         generate = getattr(provider, "generate", None)
@@ -187,7 +191,15 @@ class AgentConfig:
             input_builder=input_builder,
             prompt_builder=prompt_builder,
             providers=providers,
+            durable=_check_bool(durable, "durable"),
+            persist_session_state=_check_bool(persist_session_state, "persist_session_state"),
         )
+
+
+def _check_bool(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{name} must be a bool, got {value!r}")
+    return value
 
 
 def _check_builder(builder: object, name: str) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from prism.contracts import Message, ModelConfig, SessionEntry, ToolDeclaration
+from prism.contracts import Message, ModelConfig, SessionEntry, ToolCall, ToolDeclaration
 
 if TYPE_CHECKING:
     from prism.compaction import CompactionOptions
@@ -46,6 +46,10 @@ class RunInbox:
 
     def follow_up(self, messages: Sequence[Message]) -> None:
         self._follow_ups.extend(messages)
+
+    def queued(self) -> tuple[list[Message], list[Message]]:
+        """Copies of the steer and follow-up queues (for a checkpoint)."""
+        return list(self._steering), list(self._follow_ups)
 
     def take_steering(self) -> list[Message]:
         if not self._steering:
@@ -129,6 +133,14 @@ class RunContext:
     stop_reason: str | None = None
     output_value: Any = None
     output_accepted: bool = False
+    # Durable runs (docs/durable.md): checkpoints at each step boundary.
+    durable: bool = False
+    persist_state: bool = False
+    step: int = 0
+    # Tool calls recorded in the store without a result yet, and which of
+    # them have started: what a checkpoint says a resume must settle.
+    pending_calls: list[ToolCall] = field(default_factory=list)
+    started_calls: set[str] = field(default_factory=set)
     # Capabilities.
     emit_event: Emit
     append_batch: AppendBatch
@@ -173,7 +185,52 @@ class RunContext:
     def frontier(self, value: Any) -> None:
         self.attention_state.frontier = value
 
-    async def checkpoint(self, step: str) -> None:
-        """A step boundary of the run (``"input"``, ``"turn"``, ``"tools"``,
-        ``"end"``). A no-op today; durable runs will persist here."""
-        return None
+    def checkpoint_entries(
+        self, phase: str, status: str | None = None, start_entry_id: str | None = None
+    ) -> list[SessionEntry]:
+        """The checkpoint to fold into the batch this step appends anyway:
+        one ``prism.checkpoint`` custom entry for a durable run, else
+        nothing. Put it after the step's entries (format: docs/durable.md)."""
+        if not self.durable:
+            return []
+        self.step += 1
+        steering, follow_ups = self.inbox.queued()
+        data: dict[str, Any] = {
+            "version": 1,
+            "runId": self.run_id,
+            "step": self.step,
+            "phase": phase,
+            "pendingToolCalls": [dict(call) for call in self.pending_calls],
+            "startedToolCallIds": sorted(self.started_calls),
+            "steering": steering,
+            "followUps": follow_ups,
+        }
+        if status is not None:
+            data["status"] = status
+        if start_entry_id is not None:
+            data["startEntryId"] = start_entry_id
+        if self.persist_state:
+            state: dict[str, Any] = {}
+            frontier = self.attention_state.frontier
+            if frontier is not None:
+                state["attentionSticky"] = frontier.to_json()
+            if self.model is not None:
+                state["model"] = dict(self.model)
+            data["sessionState"] = state
+        entry: dict[str, Any] = {
+            "id": self.new_id(),
+            "sessionId": self.session_id,
+            "parentId": None,
+            "kind": "custom",
+            "customType": "prism.checkpoint",
+            "data": data,
+        }
+        return [entry]  # type: ignore[list-item]
+
+    async def checkpoint(self, phase: str, status: str | None = None) -> None:
+        """A step boundary with nothing else to append (``"tool_start"``,
+        ``"end"``): a checkpoint-only batch for a durable run, else a no-op.
+        Boundaries that append entries fold theirs in with
+        :meth:`checkpoint_entries` instead (one write per step)."""
+        if self.durable:
+            await self.append_batch(self.checkpoint_entries(phase, status))

@@ -9,7 +9,7 @@ its result in the store.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from prism.assembly.groups import tool_result_message
@@ -25,6 +25,7 @@ from prism.retry import (
 )
 from prism.runtime.autocompact import maybe_auto_compact
 from prism.runtime.context import RunContext
+from prism.runtime.durable import ResumePoint
 from prism.runtime.result import RunResult
 from prism.runtime.structured import OUTPUT_TOOL_NAME, StructuredOutputError
 from prism.runtime.turn import (
@@ -69,13 +70,24 @@ def _error_result(call: ToolCall, message: str, code: str) -> ToolResult:
 
 
 async def _append_messages(
-    run: RunContext, messages: Sequence[Message], first_id: str | None = None
+    run: RunContext,
+    messages: Sequence[Message],
+    first_id: str | None = None,
+    phase: str | None = None,
 ) -> None:
     entries = [message_entry(run, m, first_id if i == 0 else None) for i, m in enumerate(messages)]
     # An opt-in attention frontier checkpoint rides in the same batch, ahead
-    # of the turn it shaped, so the leaf stays a message.
+    # of the turn it shaped, so the leaf stays a message. A durable run's
+    # step checkpoint (``phase``) rides in it too (one write per step), but
+    # last: a batch torn by a crash mid-write then never holds a checkpoint
+    # that claims entries the file lost.
     checkpoint = attention_checkpoint(run)
-    stored = await run.append([*checkpoint, *entries])
+    durable: list[SessionEntry] = []
+    if phase is not None and run.durable:
+        # The run's first checkpoint says where the run starts on the branch.
+        start = entries[0]["id"] if run.step == 0 and entries else None
+        durable = run.checkpoint_entries(phase, start_entry_id=start)
+    stored = await run.append([*checkpoint, *entries, *durable])
     attention_checkpoint_stored(run, checkpoint)
     # The stored (redacted when secrets are set) copies are what the result reports.
     run.messages.extend(entry["message"] for entry in stored if entry["kind"] == "message")
@@ -159,12 +171,54 @@ async def _check_text_output(run: RunContext, text: str) -> bool:
             f"({run.max_tool_rounds}) corrections: {problem}"
         )
     run.tool_rounds += 1
-    await _append_messages(run, [output.correction(problem)])
+    await _append_messages(run, [output.correction(problem)], phase="input")
     return False
 
 
+async def _resume_stage(run: RunContext, resume: ResumePoint) -> str:
+    """Settle what the crash left open and say where the loop continues:
+    pending tool calls are run (or answered ``interrupted``), a recorded
+    answer goes straight to the queue check, anything else asks the
+    provider. Nothing already recorded is requested or executed again."""
+    checkpoint = resume.checkpoint
+    run.step = checkpoint.step
+    run.messages.extend(resume.run_messages)
+    if resume.stage == "final":
+        run.final = resume.assistant_message
+        return "final"
+    if resume.stage == "request":
+        steering = run.take_steering()
+        if steering:
+            await _append_messages(run, steering, phase="input")
+        return "request"
+    run.tool_rounds = 1
+    run.total_tool_rounds = 1
+    run.pending_calls = list(resume.pending)
+    rerun: list[ToolCall] = []
+    for call in resume.pending:
+        if call["id"] in checkpoint.started_tool_call_ids and not _is_idempotent(run, call):
+            result = interrupted_result(call)
+            run.emit({"type": "tool_call", "toolCall": call})
+            run.emit({"type": "tool_result", "result": result})
+            await _record_result(run, result)
+        else:
+            rerun.append(call)
+    await _dispatch_durable(run, rerun)
+    return "tools"
+
+
+def interrupted_result(call: ToolCall) -> ToolResult:
+    """What the model is told about a non-idempotent call that started
+    before a crash and left no result: it is never silently run again."""
+    return _error_result(
+        call,
+        f"Tool {call['name']!r} was interrupted (the run's process ended while it ran);"
+        " it is not marked idempotent, so it was not run again",
+        "interrupted",
+    )
+
+
 async def _tool_round(run: RunContext, outcome: TurnOutcome) -> None:
-    config = run.config
     assert outcome.message is not None
     calls = outcome.tool_calls
     over_limit = run.tool_rounds >= run.max_tool_rounds
@@ -190,37 +244,29 @@ async def _tool_round(run: RunContext, outcome: TurnOutcome) -> None:
             if not over_limit:
                 run.emit({"type": "tool_call", "toolCall": calls[index]})
             run.emit({"type": "tool_result", "result": result})
-
-    def on_start(_index: int, call: ToolCall) -> None:
-        run.emit({"type": "tool_call", "toolCall": call})
-
-    def on_result(_index: int, result: ToolResult) -> None:
-        run.emit({"type": "tool_result", "result": result})
-
     if not over_limit:
         run.tool_rounds += 1
         run.total_tool_rounds += 1
-    if runnable:
-        dispatched = await run_tool_calls(
-            [call for _, call in runnable],
-            registry=config.tools,
-            context=ToolContext(
-                session_id=run.session_id, run_id=run.run_id, metadata=run.metadata
-            ),
-            concurrency=config.tool_concurrency,
-            middleware=config.middleware,
-            permission_policy=config.permission_policy,
-            redactor=config.redactor,
-            on_start=on_start,
-            on_result=on_result,
-        )
-        for (index, _), result in zip(runnable, dispatched, strict=True):
-            results[index] = result
-    finished = [r for r in results if r is not None]
-    batch = [outcome.message, *(tool_result_message(r) for r in finished)]
-    await _append_messages(run, batch, first_id=outcome.message_id)
-    if run.output_accepted:
-        run.final = run.messages[-len(batch)]
+    if run.durable:
+        # The provider turn is recorded before any tool runs (with the
+        # results already known), so a resume never requests it again.
+        known = [r for r in results if r is not None]
+        run.pending_calls = [call for _, call in runnable]
+        batch = [outcome.message, *(tool_result_message(r) for r in known)]
+        await _append_messages(run, batch, first_id=outcome.message_id, phase="turn")
+        if run.output_accepted:
+            run.final = run.messages[-len(batch)]
+        await _dispatch_durable(run, [call for _, call in runnable])
+    else:
+        if runnable:
+            dispatched = await _dispatch(run, [call for _, call in runnable])
+            for (index, _), result in zip(runnable, dispatched, strict=True):
+                results[index] = result
+        finished = [r for r in results if r is not None]
+        batch = [outcome.message, *(tool_result_message(r) for r in finished)]
+        await _append_messages(run, batch, first_id=outcome.message_id)
+        if run.output_accepted:
+            run.final = run.messages[-len(batch)]
     if over_limit:
         raise MaxToolRoundsError(
             f"Agent run exceeded max_tool_rounds ({run.max_tool_rounds}): the provider asked for"
@@ -228,46 +274,135 @@ async def _tool_round(run: RunContext, outcome: TurnOutcome) -> None:
         )
 
 
-async def execute_run(run: RunContext, input_messages: list[Message]) -> RunResult:
-    """The loop. Called inside the run's cancel scope; raises on failure."""
-    # Steering queued in the first instant of the run (before this point)
-    # rides with the input, so it reaches the first provider turn.
-    await _append_messages(run, [*input_messages, *run.take_steering()])
-    await run.checkpoint("input")
-    await maybe_auto_compact(run)
+async def _dispatch(
+    run: RunContext,
+    calls: list[ToolCall],
+    on_start: Callable[[int, ToolCall], Any] | None = None,
+    on_result: Callable[[int, ToolResult], Any] | None = None,
+) -> list[ToolResult]:
+    config = run.config
+
+    def emit_start(_index: int, call: ToolCall) -> None:
+        run.emit({"type": "tool_call", "toolCall": call})
+
+    def emit_result(_index: int, result: ToolResult) -> None:
+        run.emit({"type": "tool_result", "result": result})
+
+    async def started(index: int, call: ToolCall) -> None:
+        emit_start(index, call)
+        if on_start is not None:
+            await on_start(index, call)
+
+    async def finished(index: int, result: ToolResult) -> None:
+        emit_result(index, result)
+        if on_result is not None:
+            await on_result(index, result)
+
+    durable = on_start is not None or on_result is not None
+    return await run_tool_calls(
+        calls,
+        registry=config.tools,
+        context=ToolContext(session_id=run.session_id, run_id=run.run_id, metadata=run.metadata),
+        concurrency=config.tool_concurrency,
+        middleware=config.middleware,
+        permission_policy=config.permission_policy,
+        redactor=config.redactor,
+        # Plain runs keep the synchronous callbacks (no coroutine per call).
+        on_start=started if durable else emit_start,
+        on_result=finished if durable else emit_result,
+    )
+
+
+def _is_idempotent(run: RunContext, call: ToolCall) -> bool:
+    definition = run.config.tools.get(call["name"])
+    return definition is not None and definition.idempotent
+
+
+async def _record_result(run: RunContext, result: ToolResult) -> None:
+    """One tool result and its checkpoint, in one write."""
+    call_id = result["toolCallId"]
+    run.pending_calls = [c for c in run.pending_calls if c["id"] != call_id]
+    run.started_calls.discard(call_id)
+    await _append_messages(run, [tool_result_message(result)], phase="tool")
+
+
+async def _dispatch_durable(run: RunContext, calls: list[ToolCall]) -> None:
+    """Run ``calls`` recording each result as it arrives. A non-idempotent
+    call is marked started in the store first (a checkpoint-only write), so
+    a resume can tell "never started" (run it) from "interrupted" (answer it
+    with an error); an idempotent one may simply run again."""
+
+    async def on_start(_index: int, call: ToolCall) -> None:
+        run.started_calls.add(call["id"])
+        if not _is_idempotent(run, call):
+            await run.checkpoint("tool_start")
+
+    async def on_result(_index: int, result: ToolResult) -> None:
+        await _record_result(run, result)
+
+    if calls:
+        await _dispatch(run, calls, on_start, on_result)
+
+
+async def execute_run(
+    run: RunContext, input_messages: list[Message], resume: ResumePoint | None = None
+) -> RunResult:
+    """The loop. Called inside the run's cancel scope; raises on failure.
+    With ``resume`` it continues an unfinished durable run from where its
+    branch stops instead of appending ``input_messages``."""
+    if resume is None:
+        # Steering queued in the first instant of the run (before this point)
+        # rides with the input, so it reaches the first provider turn.
+        await _append_messages(run, [*input_messages, *run.take_steering()], phase="input")
+        await maybe_auto_compact(run)
+        stage = "request"
+    else:
+        stage = await _resume_stage(run, resume)
     while True:
-        outcome = await _provider_turn(run)
-        _add_usage(run.usage, outcome.usage)
-        run.stop_reason = outcome.stop_reason
-        run.output_accepted = False
-        if outcome.tool_calls:
-            await _tool_round(run, outcome)
-            await run.checkpoint("tools")
+        if stage == "request":
+            outcome = await _provider_turn(run)
+            _add_usage(run.usage, outcome.usage)
+            run.stop_reason = outcome.stop_reason
+            run.output_accepted = False
+            had_calls = bool(outcome.tool_calls)
+            if had_calls:
+                await _tool_round(run, outcome)
+            else:
+                assert outcome.message is not None
+                await _append_messages(
+                    run, [outcome.message], first_id=outcome.message_id, phase="turn"
+                )
+                run.final = run.messages[-1]
+                if run.output is not None and not await _check_text_output(
+                    run, _text_of(run.final)
+                ):
+                    continue
         else:
-            assert outcome.message is not None
-            await _append_messages(run, [outcome.message], first_id=outcome.message_id)
-            run.final = run.messages[-1]
-            await run.checkpoint("turn")
-            if run.output is not None and not await _check_text_output(run, _text_of(run.final)):
-                continue
+            # Resumed after tool results ("tools") or after a final answer.
+            had_calls = stage == "tools"
+            stage = "request"
+            if not had_calls and run.output is not None:
+                if not await _check_text_output(run, _text_of(run.final)):
+                    continue
+        stage = "request"
         # Steering is consumed before the next provider turn, after the tool
         # results just appended; follow-ups only when the run would end.
         steering = run.take_steering()
         if steering:
-            await _append_messages(run, steering)
+            await _append_messages(run, steering, phase="input")
             continue
-        if outcome.tool_calls and not run.output_accepted:
+        if had_calls and not run.output_accepted:
             continue
         follow_up = run.take_follow_up()
         if follow_up is not None:
             run.tool_rounds = 0
-            await _append_messages(run, [follow_up])
+            await _append_messages(run, [follow_up], phase="input")
             continue
         # No await between the last queue check and closing the inbox, so a
         # steer/follow_up can never be accepted and then silently dropped.
         run.close_inbox()
         break
-    await run.checkpoint("end")
+    await run.checkpoint("end", "completed")
     assert run.run_id is not None
     return RunResult(
         session_id=run.session_id,

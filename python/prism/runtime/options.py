@@ -26,6 +26,8 @@ class RunOptions(TypedDict, total=False):
     attention: Any
     output_type: Any
     output_mode: Literal["auto", "response_format", "tool"]
+    durable: bool
+    persist_session_state: bool
 
 
 RUN_OPTION_NAMES: frozenset[str] = frozenset(RunOptions.__optional_keys__)

@@ -38,6 +38,7 @@ from prism.runtime.options import (
     coerce_retry_options,
 )
 from prism.runtime.result import RunResult
+from prism.runtime.resume import close_failed_run, take_over
 from prism.runtime.stream import RunStream
 from prism.runtime.structured import output_for_run
 from prism.security.redaction import redact_keeping_ids
@@ -218,14 +219,14 @@ class AgentSession:
             self._claim = None
 
     def _context(self, claim: RunClaim, **settings: Any) -> RunContext:
-        run_id = claim.run_id
         hub = self._hub
         return RunContext(
             session_id=self._id,
-            run_id=run_id,
+            run_id=claim.run_id,
             config=self.agent.config,
             branch=self.branch,
-            emit_event=lambda event: hub.emit(event, run_id),
+            # Read at emit time: a resumed run takes over its checkpoint's id.
+            emit_event=lambda event: hub.emit(event, claim.run_id),
             append_batch=self._append_chain,
             new_id=self.new_entry_id,
             inbox=claim.inbox,
@@ -246,8 +247,13 @@ class AgentSession:
         attention: Any = None,
         output_type: Any = None,
         output_mode: Any = "auto",
+        durable: Any = None,
+        persist_session_state: Any = None,
     ) -> RunContext:
         config = self.agent.config
+        for name, value in (("durable", durable), ("persist_session_state", persist_session_state)):
+            if value is not None and not isinstance(value, bool):
+                raise ConfigError(f"run option {name} must be a bool, got {value!r}")
         if system is None:
             run_system: tuple[str, ...] = ()
         elif isinstance(system, str):
@@ -293,6 +299,12 @@ class AgentSession:
             tool_declarations=declarations,
             attention=_run_attention(config.attention_compiler, attention),
             output=output,
+            durable=config.durable if durable is None else durable,
+            persist_state=(
+                config.persist_session_state
+                if persist_session_state is None
+                else persist_session_state
+            ),
         )
 
     def _begin(
@@ -308,7 +320,13 @@ class AgentSession:
         except BaseException:
             self._release(claim)
             raise
-        return claim, run, lambda: self._execute(claim, run, messages)
+
+        async def execute() -> RunResult:
+            result = await self._execute(claim, run, messages)
+            assert result is not None  # only a resume finds nothing to do
+            return result
+
+        return claim, run, execute
 
     async def run(
         self, input: str | Message | Sequence[Message], **options: Unpack[RunOptions]
@@ -324,6 +342,25 @@ class AgentSession:
         _, _, execute = self._begin(input, options)
         return await execute()
 
+    async def resume(self, **options: Unpack[RunOptions]) -> RunResult | None:
+        """Continue the newest unfinished durable run on the branch from its
+        last checkpoint (after a crash). Returns its result, or None when
+        there is nothing to resume (no durable run, or the newest finished).
+        Nothing recorded is redone: provider turns on the branch are not
+        requested again, tool calls with a result are not run again, and a
+        started call without a result is re-run only if its tool is
+        ``idempotent`` (else answered with an ``interrupted`` error). Run
+        options apply to the rest of the run; the run stays durable.
+        See docs/durable.md."""
+        check_run_option_names(options)
+        claim = self._claim_run(accepts_input=True)
+        try:
+            run = self._resolve_run(claim, **{**options, "durable": True})
+        except BaseException:
+            self._release(claim)
+            raise
+        return await self._execute(claim, run, [], resuming=True)
+
     def run_sync(
         self, input: str | Message | Sequence[Message], **options: Unpack[RunOptions]
     ) -> RunResult:
@@ -334,9 +371,15 @@ class AgentSession:
         result: RunResult = anyio.run(lambda: self.run(input, **options))
         return result
 
+    def resume_sync(self, **options: Unpack[RunOptions]) -> RunResult | None:
+        """:meth:`resume` for scripts without an event loop."""
+        _refuse_inside_event_loop("session.resume_sync", "await session.resume(...)")
+        result: RunResult | None = anyio.run(lambda: self.resume(**options))
+        return result
+
     async def _execute(
-        self, claim: RunClaim, run: RunContext, messages: list[Message]
-    ) -> RunResult:
+        self, claim: RunClaim, run: RunContext, messages: list[Message], resuming: bool = False
+    ) -> RunResult | None:
         result: RunResult | None = None
         failure: BaseException | None = None
         try:
@@ -345,9 +388,20 @@ class AgentSession:
                 async with self._lease.hold() as newer:
                     self._follow(newer)
                     await self.load()
+                    point = None
+                    if resuming:
+                        point = take_over(run, claim, self.branch.entries)
+                        if point is None:
+                            self._release(claim)
+                            return None  # nothing unfinished: resuming is a no-op
                     run.emit({"type": "run_started"})
                     run.started = True
-                    result = await execute_run(run, messages)
+                    try:
+                        result = await execute_run(run, messages, point)
+                    except BaseException:
+                        if run.durable:
+                            await close_failed_run(run, claim.scope.cancel_called)
+                        raise
         except anyio.get_cancelled_exc_class():
             # Cancelled from outside (the caller's scope): still report it.
             self._release(claim)

@@ -97,8 +97,9 @@ def attention_options(run: RunContext) -> dict[str, Any]:
         from prism.attention import create_attention_sticky_frontier, restore_attention_frontier
 
         restored = None
-        if compiler.persist_frontier:
-            # Opt-in: resume with the frontier checkpointed on this branch.
+        if compiler.persist_frontier or run.persist_state:
+            # Opt-in: resume with the frontier checkpointed on this branch
+            # (a durable checkpoint's session state, or the older entry).
             restored = restore_attention_frontier(run.branch.entries)
         if restored is None:
             restored = create_attention_sticky_frontier()
@@ -127,6 +128,8 @@ def attention_checkpoint(run: RunContext) -> list[SessionEntry]:
     frontier = run.frontier
     if frontier is None or not run.attention.persist_frontier:
         return []
+    if run.durable and run.persist_state:
+        return []  # the run's step checkpoints carry the frontier instead
     data = frontier.pending_checkpoint()
     if data is None:
         return []

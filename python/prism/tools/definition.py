@@ -40,7 +40,10 @@ class ToolDefinition:
     blocking work in ``anyio.to_thread.run_sync`` inside an async tool.
     ``parameters`` is a JSON schema (draft 2020-12) checked when the tool is
     defined and enforced on every call. ``exclusive`` tools run alone when
-    several calls are dispatched concurrently.
+    several calls are dispatched concurrently. ``idempotent`` tools may run
+    twice for one call: a durable run resumed after a crash re-executes an
+    idempotent call that started but left no result, and answers any other
+    such call with an ``interrupted`` error instead (docs/durable.md).
     """
 
     name: str
@@ -49,6 +52,7 @@ class ToolDefinition:
     parameters: Mapping[str, Any] | None = None
     exclusive: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    idempotent: bool = False
     _validator: Validator | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -62,6 +66,8 @@ class ToolDefinition:
             raise ConfigError(f"tool {self.name!r}: description must be a string")
         if not isinstance(self.exclusive, bool):
             raise ConfigError(f"tool {self.name!r}: exclusive must be a bool")
+        if not isinstance(self.idempotent, bool):
+            raise ConfigError(f"tool {self.name!r}: idempotent must be a bool")
         if not isinstance(self.metadata, Mapping):
             raise ConfigError(f"tool {self.name!r}: metadata must be a mapping")
         if self.parameters is not None:
@@ -101,6 +107,7 @@ def define_tool(
     description: str = "",
     parameters: Mapping[str, Any] | None = None,
     exclusive: bool = False,
+    idempotent: bool = False,
     metadata: Mapping[str, Any] | None = None,
 ) -> ToolDefinition: ...
 
@@ -114,6 +121,7 @@ def define_tool(
     description: str | None = None,
     parameters: Mapping[str, Any] | None = None,
     exclusive: bool = False,
+    idempotent: bool = False,
     metadata: Mapping[str, Any] | None = None,
 ) -> ToolDefinition: ...
 
@@ -127,6 +135,7 @@ def define_tool(
     description: str | None = None,
     parameters: Mapping[str, Any] | None = None,
     exclusive: bool = False,
+    idempotent: bool = False,
     metadata: Mapping[str, Any] | None = None,
 ) -> ToolDefinition:
     """``define_tool(name, execute, ...)``, or ``define_tool(function)`` to
@@ -143,6 +152,7 @@ def define_tool(
             description="" if description is None else description,
             parameters=parameters,
             exclusive=exclusive,
+            idempotent=idempotent,
             metadata=dict(metadata or {}),
         )
     if not callable(name_or_function) or execute is not None:
@@ -155,6 +165,7 @@ def define_tool(
         description=description,
         parameters=parameters,
         exclusive=exclusive,
+        idempotent=idempotent,
         metadata=metadata,
     )
 
@@ -166,6 +177,7 @@ def _from_function(
     description: str | None,
     parameters: Mapping[str, Any] | None,
     exclusive: bool,
+    idempotent: bool,
     metadata: Mapping[str, Any] | None,
 ) -> ToolDefinition:
     # The (args, ctx) convention, or an explicit schema, keeps the function as
@@ -180,6 +192,7 @@ def _from_function(
             description=description if description is not None else doc.split("\n\n")[0].strip(),
             parameters=parameters,
             exclusive=exclusive,
+            idempotent=idempotent,
             metadata=dict(metadata or {}),
         )
     built = build_function_tool(function, name=name, description=description)
@@ -189,6 +202,7 @@ def _from_function(
         description=built.description,
         parameters=built.parameters,
         exclusive=exclusive,
+        idempotent=idempotent,
         metadata=dict(metadata or {}),
     )
 
@@ -204,6 +218,7 @@ def tool(
     description: str | None = None,
     parameters: Mapping[str, Any] | None = None,
     exclusive: bool = False,
+    idempotent: bool = False,
     metadata: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], ToolDefinition]: ...
 
@@ -216,6 +231,7 @@ def tool(
     description: str | None = None,
     parameters: Mapping[str, Any] | None = None,
     exclusive: bool = False,
+    idempotent: bool = False,
     metadata: Mapping[str, Any] | None = None,
 ) -> ToolDefinition | Callable[[Callable[..., Any]], ToolDefinition]:
     """Decorator: ``@tool`` or ``@tool(name=..., description=..., ...)``.
@@ -235,6 +251,7 @@ def tool(
             description=description,
             parameters=parameters,
             exclusive=exclusive,
+            idempotent=idempotent,
             metadata=metadata,
         )
 

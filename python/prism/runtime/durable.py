@@ -1,0 +1,279 @@
+"""Durable runs: the checkpoint entry format and where a resume starts.
+
+A durable run (``durable=True``) writes a checkpoint at each step boundary
+as an ordinary ``custom`` session entry::
+
+    {"kind": "custom", "customType": "prism.checkpoint", "data": {
+        "version": 1,
+        "runId": "run_...",
+        "step": 3,                      # 1, 2, ... within the run
+        "phase": "input" | "turn" | "tool_start" | "tool" | "end",
+        "status": "completed" | "failed" | "aborted",   # "end" only
+        "pendingToolCalls": [ToolCall, ...],  # recorded, no result yet
+        "startedToolCallIds": ["call_..."],   # of those: already started
+        "steering": [Message, ...],           # queued, not yet appended
+        "followUps": [Message, ...],
+        "sessionState": {"attentionSticky": {...}, "model": ModelConfig}
+    }}
+
+The checkpoint rides in the same ``append_many`` batch as the entries of
+its step, after them: a step and its checkpoint are stored together, and
+even a batch torn by a crash mid-write (a JSONL file keeps the lines that
+made it) never holds a checkpoint without its step's entries. The
+conversation itself (messages on the branch) is the ground truth a resume
+continues from; the checkpoint adds what messages cannot say (which tool
+call had started, queued input, session state). ``sessionState`` is written only with
+``persist_session_state=True``.
+
+Reading is forgiving: every field of a checkpoint is checked on its own and
+a malformed one is dropped with a warning (the caller emits it as a
+``checkpoint_warning`` event); nothing here raises on stored data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prism.contracts import Message, ModelConfig, SessionEntry, ToolCall
+
+__all__ = [
+    "CHECKPOINT_CUSTOM_TYPE",
+    "CHECKPOINT_VERSION",
+    "Checkpoint",
+    "ResumePoint",
+    "find_resume_point",
+    "is_checkpoint_entry",
+    "parse_checkpoint",
+]
+
+CHECKPOINT_CUSTOM_TYPE = "prism.checkpoint"
+CHECKPOINT_VERSION = 1
+PHASES = frozenset({"input", "turn", "tool_start", "tool", "end"})
+STATUSES = frozenset({"completed", "failed", "aborted"})
+
+Warn = Callable[[str, str], None]
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    """A checkpoint as read back: each field already checked (a dropped one
+    holds its default)."""
+
+    run_id: str | None = None
+    step: int = 0
+    phase: str | None = None
+    status: str | None = None
+    pending_tool_calls: list[ToolCall] = field(default_factory=list)
+    started_tool_call_ids: set[str] = field(default_factory=set)
+    steering: list[Message] = field(default_factory=list)
+    follow_ups: list[Message] = field(default_factory=list)
+    attention_sticky: Mapping[str, Any] | None = None
+    model: ModelConfig | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.phase == "end"
+
+
+def is_checkpoint_entry(entry: object) -> bool:
+    return (
+        isinstance(entry, Mapping)
+        and entry.get("kind") == "custom"
+        and entry.get("customType") == CHECKPOINT_CUSTOM_TYPE
+    )
+
+
+def _is_message(value: object) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and value.get("role") in ("user", "assistant", "tool", "system")
+        and isinstance(value.get("content"), list)
+        and all(isinstance(b, Mapping) and isinstance(b.get("type"), str) for b in value["content"])
+    )
+
+
+def _is_tool_call(value: object) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("id"), str)
+        and isinstance(value.get("name"), str)
+        and isinstance(value.get("arguments", {}), Mapping)
+    )
+
+
+def _items(
+    data: Mapping[str, Any], name: str, ok: Callable[[object], bool], warn: Warn
+) -> list[Any]:
+    """A list field, keeping the well-formed items and warning about the rest."""
+    value = data.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        warn(name, f"expected a list, got {type(value).__name__}; dropped")
+        return []
+    kept = [dict(item) if isinstance(item, Mapping) else item for item in value if ok(item)]
+    if len(kept) != len(value):
+        warn(name, f"dropped {len(value) - len(kept)} malformed item(s)")
+    return kept
+
+
+def parse_checkpoint(data: object, warn: Warn) -> Checkpoint:
+    """Read a checkpoint's ``data`` field by field; never raises."""
+    checkpoint = Checkpoint()
+    if not isinstance(data, Mapping):
+        warn("data", f"expected an object, got {type(data).__name__}; checkpoint ignored")
+        return checkpoint
+    version = data.get("version")
+    if version != CHECKPOINT_VERSION:
+        warn("version", f"unknown checkpoint version {version!r}; reading it as version 1")
+    run_id = data.get("runId")
+    if isinstance(run_id, str) and run_id:
+        checkpoint.run_id = run_id
+    else:
+        warn("runId", "missing or not a string; the resumed run gets a new id")
+    step = data.get("step")
+    if isinstance(step, int) and not isinstance(step, bool) and step >= 0:
+        checkpoint.step = step
+    else:
+        warn("step", "missing or not a non-negative int; counting from 0")
+    phase = data.get("phase")
+    if isinstance(phase, str) and phase in PHASES:
+        checkpoint.phase = phase
+    else:
+        warn("phase", f"unknown phase {phase!r}; the resume point is read from the branch")
+    if checkpoint.phase == "end":
+        status = data.get("status")
+        checkpoint.status = (
+            status if isinstance(status, str) and status in STATUSES else "completed"
+        )
+    checkpoint.pending_tool_calls = _items(data, "pendingToolCalls", _is_tool_call, warn)
+    started = _items(data, "startedToolCallIds", lambda v: isinstance(v, str), warn)
+    checkpoint.started_tool_call_ids = set(started)
+    checkpoint.steering = _items(data, "steering", _is_message, warn)
+    checkpoint.follow_ups = _items(data, "followUps", _is_message, warn)
+    state = data.get("sessionState")
+    if state is not None:
+        if not isinstance(state, Mapping):
+            warn("sessionState", "expected an object; dropped")
+        else:
+            sticky = state.get("attentionSticky")
+            if isinstance(sticky, Mapping):
+                checkpoint.attention_sticky = sticky
+            elif sticky is not None:
+                warn("sessionState.attentionSticky", "expected an object; dropped")
+            model = state.get("model")
+            if (
+                isinstance(model, Mapping)
+                and isinstance(model.get("provider"), str)
+                and isinstance(model.get("model"), str)
+            ):
+                checkpoint.model = dict(model)  # type: ignore[assignment]
+            elif model is not None:
+                warn("sessionState.model", "expected a model config; dropped")
+    return checkpoint
+
+
+@dataclass(slots=True)
+class ResumePoint:
+    """Where an unfinished run continues.
+
+    ``stage`` is read from the branch (the messages are the ground truth):
+    ``"tools"`` (the last assistant message has calls without results, in
+    ``pending``), ``"final"`` (the last message is an assistant answer with no
+    calls: only the queues are left), or ``"request"`` (the next step is a
+    provider turn).
+    """
+
+    checkpoint: Checkpoint
+    stage: str
+    pending: list[ToolCall]
+    assistant_message: Message | None
+    run_messages: list[Message]
+
+
+def _tool_calls(message: Message) -> list[ToolCall]:
+    return [
+        {"id": b["id"], "name": b["name"], "arguments": b.get("arguments") or {}}  # type: ignore[typeddict-item]
+        for b in message["content"]
+        if b.get("type") == "tool_call" and isinstance(b.get("id"), str)
+    ]
+
+
+def _answered_ids(messages: Sequence[Message]) -> set[str]:
+    return {
+        b["toolCallId"]  # type: ignore[typeddict-item]
+        for m in messages
+        if m.get("role") == "tool"
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    }
+
+
+def _run_start(branch: Sequence[SessionEntry], index: int, run_id: str | None) -> int:
+    """Index of the run's first entry: the ``startEntryId`` of its step-1
+    checkpoint, else just after the checkpoint before that one (or the
+    branch's root), else the newest checkpoint itself."""
+    for position in range(index, -1, -1):
+        entry = branch[position]
+        if not is_checkpoint_entry(entry):
+            continue
+        data = entry.get("data")
+        if not isinstance(data, Mapping) or data.get("step") != 1:
+            continue
+        if run_id is not None and data.get("runId") != run_id:
+            continue
+        first = data.get("startEntryId")
+        for earlier in range(position, -1, -1):
+            if branch[earlier].get("id") == first:
+                return earlier
+        # No usable start id: the run began after the previous checkpoint.
+        for earlier in range(position - 1, -1, -1):
+            if is_checkpoint_entry(branch[earlier]):
+                return earlier + 1
+        return 0
+    return index
+
+
+def find_resume_point(branch: Sequence[SessionEntry], warn: Warn) -> ResumePoint | None:
+    """The newest run on ``branch`` that has a checkpoint and did not finish,
+    or None (no durable run, or the newest one finished)."""
+    index = len(branch) - 1
+    while index >= 0 and not is_checkpoint_entry(branch[index]):
+        index -= 1
+    if index < 0:
+        return None
+    checkpoint = parse_checkpoint(branch[index].get("data"), warn)
+    if checkpoint.finished:
+        return None
+    # The run's own messages (for its result) start at the entry its first
+    # checkpoint names; the resume point itself is read from the whole branch.
+    start = _run_start(branch, index, checkpoint.run_id)
+    run_messages: list[Message] = [
+        e["message"]  # type: ignore[typeddict-item]
+        for e in branch[start:]
+        if e.get("kind") == "message"
+    ]
+    messages: list[Message] = [
+        e["message"]  # type: ignore[typeddict-item]
+        for e in branch
+        if e.get("kind") == "message"
+    ]
+    last_assistant = None
+    for position in range(len(messages) - 1, -1, -1):
+        if messages[position].get("role") == "assistant":
+            last_assistant = position
+            break
+    if last_assistant is not None:
+        assistant = messages[last_assistant]
+        later = messages[last_assistant + 1 :]
+        calls = _tool_calls(assistant)
+        if calls:
+            answered = _answered_ids(later)
+            pending = [c for c in calls if c["id"] not in answered]
+            if pending:
+                return ResumePoint(checkpoint, "tools", pending, assistant, run_messages)
+        elif not later:
+            return ResumePoint(checkpoint, "final", [], assistant, run_messages)
+    return ResumePoint(checkpoint, "request", [], None, run_messages)
