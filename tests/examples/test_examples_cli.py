@@ -52,3 +52,11 @@ def test_docs_shell_examples_print_what_the_docs_show(tmp_path: Path) -> None:
         )
         assert completed.returncode == 0, (commands, completed.stderr)
         assert completed.stdout == expected, commands
+
+
+def test_cli_host_agent(tmp_path: Path) -> None:
+    completed = run_example("cli_host_agent.py", env=clean_env(tmp_path))
+    assert completed.stdout.splitlines() == [
+        "prism --agent: 2 + 3 = 5 | audit: add -> 5",
+        "serve_rpc: 2 + 3 = 5 exit 0",
+    ]

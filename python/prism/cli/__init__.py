@@ -16,7 +16,10 @@ from prism.cli.contributions import HOST_CONTRIBUTIONS, HostContributions
 from prism.cli.options import CliOptions, UsageProblem
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from prism.extensions import CommandDefinition, ExtensionLike
+    from prism.runtime import Agent
 
 USAGE_EXIT_CODE = 2
 
@@ -81,4 +84,33 @@ def _main(argv: Sequence[str] | None) -> int:
         return 1
 
 
-__all__ = ["CliOptions", "UsageProblem", "main"]
+async def serve_rpc(
+    agent: Agent,
+    *,
+    input: BinaryIO | None = None,
+    output: BinaryIO | None = None,
+    session: str | None = None,
+    commands: Sequence[CommandDefinition] = (),
+    extensions: Sequence[ExtensionLike] = (),
+) -> int:
+    """Serve the RPC protocol of ``prism --mode rpc`` (docs/cli.md) for a
+    host's own ``agent``: requests are LF-delimited JSON read from ``input``
+    (default stdin), responses and events are written to ``output`` (default
+    stdout), both binary streams. Returns 0 at EOF once active runs finish.
+
+    ``session`` names the first session (default: a new id); ``commands``
+    and ``extensions`` contribute RPC commands as for :func:`main`. Bad
+    arguments, a failing extension or a clashing command raise
+    ``ConfigError`` before anything is read."""
+    from prism.cli.rpc import serve_agent
+
+    return await serve_agent(
+        agent,
+        input=input if input is not None else sys.stdin.buffer,
+        output=output if output is not None else sys.stdout.buffer,
+        session=session,
+        contributions=HostContributions(tuple(commands), tuple(extensions)),
+    )
+
+
+__all__ = ["CliOptions", "UsageProblem", "main", "serve_rpc"]

@@ -122,6 +122,11 @@ def _parser() -> _Parser:
         help="Model for the memory workers (default: the session's model).",
     )
     add(
+        "--agent",
+        metavar="MODULE:FACTORY",
+        help="Use the agent this factory returns (its tools, middleware, stores, provider).",
+    )
+    add(
         "--otel",
         action="store_true",
         help="Write OpenTelemetry spans to stderr (needs prism-harness[otel]).",
@@ -165,6 +170,7 @@ def run(args: Sequence[str]) -> int:
         memory=parsed.memory,
         memory_model=parsed.memory_model,
         otel=parsed.otel,
+        agent=parsed.agent,
     )
     from prism.cli.modes import run_mode
 

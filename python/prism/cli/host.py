@@ -82,10 +82,15 @@ class CliHost:
         environ: Mapping[str, str] | None = None,
         *,
         contributions: HostContributions | None = None,
+        agent: Agent | None = None,
     ) -> None:
         self.options = options
         env = os.environ if environ is None else environ
         self._environ = env
+        # The host's own agent (--agent, or serve_rpc(agent)): the flags that
+        # would build one are refused, and it is loaded in start().
+        self.hosted = agent is not None or options.agent is not None
+        self._hosted_agent = agent
         self.setup: ProviderSetup = create_cli_provider(options, env)
         self.contributions = contributions or current_contributions()
         self.memory: Any = None
@@ -115,7 +120,9 @@ class CliHost:
         self._store = store
         self._compaction = compaction
         self._tracer_provider: Any = stderr_tracer_provider() if options.otel else None
-        self.agent: Agent = self._build_agent(self.setup.secrets)
+        self.agent: Agent
+        if not self.hosted:
+            self.agent = self._build_agent(self.setup.secrets)
         if self.memory is not None:
             self.memory.agent_redactor = lambda: self.agent.config.redactor
         self._commands: ContributionRegistry[CommandDefinition] | None = None
@@ -136,6 +143,8 @@ class CliHost:
         """Load the contributed extensions and check every contributed command
         before anything is served: a failed extension or a clashing name is a
         usage problem. Without contributions this does nothing."""
+        if self.hosted and not hasattr(self, "agent"):
+            await self._load_hosted_agent()
         extensions: list[Any] = list(self.contributions.extensions)
         if self.memory is not None:
             extensions.insert(0, self.memory.extension())
@@ -158,6 +167,27 @@ class CliHost:
             self.commands  # noqa: B018 - built now so a clash fails before serving
         except PrismError as error:
             raise UsageProblem(str(error)) from None
+
+    async def _load_hosted_agent(self) -> None:
+        agent = self._hosted_agent
+        if agent is None:
+            from prism.cli.agent_loader import load_agent
+
+            assert self.options.agent is not None
+            agent = await load_agent(self.options.agent)
+        if self._tracer_provider is not None:
+            from prism.telemetry import instrument
+
+            instrument(agent, tracer_provider=self._tracer_provider)
+        self.agent = agent
+        # setModel may switch only to providers the host's agent can reach.
+        self.providers = agent.config.providers or create_provider_registry()
+        own = agent.config.model["provider"]
+        if not self.providers.has_provider(own):
+            self.providers.register_provider(agent.config.provider, own)
+        # --session persists to the CLI's session file unless the agent has its own store.
+        if agent.config.store is not None:
+            self._store = None
 
     def track(self, session: AgentSession) -> AgentSession:
         """Sessions the memory helpers may read (by id) are the ones this host serves."""
@@ -197,6 +227,11 @@ class CliHost:
         the session reopened on the new agent (same store, same entries)."""
         if self.providers.has_provider(name):
             return session
+        if self.hosted:
+            raise UsageProblem(
+                f"the host's agent cannot reach provider {name!r} (register it in the "
+                "agent's providers registry)"
+            )
         if name not in known_provider_names():
             raise UsageProblem(
                 f"unknown provider {name!r} (choose from {', '.join(known_provider_names())})"
@@ -215,12 +250,18 @@ class CliHost:
     def create_session(self, session_id: str | None = None) -> AgentSession:
         return self.track(
             self.agent.create_session(
-                session_id if session_id is not None else self.options.session
+                session_id if session_id is not None else self.options.session,
+                store=self._session_store(),
             )
         )
 
     async def open_session(self, session_id: str) -> AgentSession:
-        return self.track(await self.agent.open_session(session_id))
+        return self.track(await self.agent.open_session(session_id, self._session_store()))
+
+    def _session_store(self) -> SessionStore | None:
+        # The CLI's own agent carries the store; a host's agent without one
+        # gets the session file when --session names a session.
+        return self._store if self.hosted else None
 
 
 def cli_compaction(options: CliOptions, setup: ProviderSetup) -> CompactionOptions | None:
@@ -280,10 +321,10 @@ def builtin_commands() -> list[CommandDefinition]:
     ]
 
 
-def create_host(options: CliOptions) -> CliHost:
+def create_host(options: CliOptions, agent: Agent | None = None) -> CliHost:
     """A ConfigError while wiring things up is a usage problem (exit 2)."""
     try:
-        return CliHost(options)
+        return CliHost(options, agent=agent)
     except ConfigError as error:
         raise UsageProblem(str(error)) from None
 

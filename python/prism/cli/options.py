@@ -55,6 +55,9 @@ class CliOptions:
     memory: str | None = None
     memory_model: str | None = None
     otel: bool = False
+    # --agent package.module:factory: the host's own agent replaces the one
+    # the flags would build (prism.cli.agent_loader).
+    agent: str | None = None
 
     def recorded(self) -> dict[str, Any]:
         """The flags the CLI records but never loads (see docs/cli.md)."""
@@ -143,6 +146,7 @@ def build_options(
     memory: str | None = None,
     memory_model: str | None = None,
     otel: bool = False,
+    agent: str | None = None,
 ) -> CliOptions:
     """``known_providers`` is called only for a provider other than ``mock``:
     listing the presets imports the HTTP adapter, which a mock run never needs."""
@@ -178,6 +182,27 @@ def build_options(
         if summary_model is None:
             summary_model = _config_value(config_data, "summaryModel", config)
 
+    if agent is not None:
+        from prism.cli.agent_loader import check_agent_spec
+
+        agent = check_agent_spec(
+            agent,
+            {
+                "provider": provider,
+                "model": model,
+                "system": system,
+                "context": context,
+                "compact": compact,
+                "compaction": compaction,
+                "summary_model": summary_model,
+                "max_tool_rounds": max_tool_rounds,
+                "mock_delay_ms": mock_delay_ms,
+                "base_url": base_url,
+                "api_key_env": api_key_env,
+                "memory": memory,
+                "memory_model": memory_model,
+            },
+        )
     provider = provider if provider is not None else "mock"
     if provider != "mock" and provider not in (names := known_providers()):
         raise UsageProblem(f"--provider {provider!r} is unknown (choose from {', '.join(names)})")
@@ -250,6 +275,7 @@ def build_options(
         memory=memory,
         memory_model=memory_model,
         otel=otel,
+        agent=agent,
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
+from prism.cli.contributions import HostContributions
 from prism.cli.host import CliHost, CommandContext, create_host, describe_exception
 from prism.cli.io import LineTooLong, LineWriter, iter_request_lines
 from prism.cli.options import CliOptions, UsageProblem, validate_session_id
@@ -34,7 +35,7 @@ from prism.cli.rpc_protocol import (
 from prism.contracts import ErrorInfo
 from prism.errors import ConfigError, PrismError, SessionBusyError, redact_error_info
 from prism.extensions import execute_command
-from prism.runtime import AgentSession
+from prism.runtime import Agent, AgentSession
 from prism.runtime.input import normalize_input
 from prism.security.redaction import redact_keeping_ids
 
@@ -349,8 +350,33 @@ def _message_text(message: Any) -> str:
 
 
 async def serve_rpc(options: CliOptions, writer: LineWriter, stdin: BinaryIO) -> int:
+    """``prism --mode rpc``: serve until EOF on ``stdin``."""
     host = create_host(options)
     await host.start()
+    return await _serve(host, writer, stdin)
+
+
+async def serve_agent(
+    agent: Agent,
+    *,
+    input: BinaryIO,
+    output: BinaryIO,
+    session: str | None,
+    contributions: HostContributions,
+) -> int:
+    """``prism.cli.serve_rpc``: the same server around a host's agent."""
+    try:
+        if session is not None:
+            validate_session_id(session, what="serve_rpc session")
+        options = CliOptions(mode="rpc", session=session)
+        host = CliHost(options, contributions=contributions, agent=agent)
+        await host.start()
+    except UsageProblem as problem:
+        raise ConfigError(str(problem)) from None
+    return await _serve(host, LineWriter(output), input)
+
+
+async def _serve(host: CliHost, writer: LineWriter, stdin: BinaryIO) -> int:
     async with anyio.create_task_group() as group:
         server = RpcServer(host, writer, group)
         async for line in iter_request_lines(stdin):
