@@ -144,7 +144,9 @@ def build_output_spec(output_type: Any, mode: Any, provider: Any, tools: Any) ->
     name = re.sub(r"[^A-Za-z0-9_-]", "_", getattr(output_type, "__name__", "output"))[:64]
     try:
         adapter = TypeAdapter(output_type)
-        schema = adapter.json_schema()
+        from prism.tools.from_function import schema_generator
+
+        schema = adapter.json_schema(schema_generator=schema_generator())
     except (PydanticUserError, TypeError, ValueError) as error:
         raise ConfigError(
             f"run option output_type {name}: cannot build a JSON schema: "

@@ -101,6 +101,18 @@ def _to_json_value(value: Any) -> Any:
     return value
 
 
+def schema_generator() -> Any:
+    """pydantic's JSON-schema generator without per-field titles: a title
+    that repeats the field name only costs the model tokens."""
+    from pydantic.json_schema import GenerateJsonSchema
+
+    class WithoutFieldTitles(GenerateJsonSchema):
+        def field_title_should_be_set(self, schema: Any) -> bool:
+            return False
+
+    return WithoutFieldTitles
+
+
 def describe_validation_error(error: Any, root: str = "args") -> str:
     """A pydantic ``ValidationError`` as ``loc: message`` pairs, never the
     input values (arguments may carry secrets)."""
@@ -167,7 +179,7 @@ def build_function_tool(
             __config__=ConfigDict(extra="forbid"),
             **fields,
         )
-        schema = model.model_json_schema()
+        schema = model.model_json_schema(schema_generator=schema_generator())
     except Exception as error:  # pydantic raises several kinds for unusable types
         raise ConfigError(
             f"tool {tool_name!r}: cannot build a JSON schema from its type hints: "
