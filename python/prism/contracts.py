@@ -281,24 +281,84 @@ AgentEventType = Literal[
 ]
 
 
-class AgentEvent(TypedDict, total=False):
-    type: AgentEventType
-    sessionId: str
-    runId: str
-    role: Role
+class _AgentEventBase(TypedDict):
+    # ``sessionId`` is on every event a listener sees; the session's event
+    # hub adds it (and ``runId``) last, so the wire key order stays
+    # ``type, <payload>, sessionId, runId``. It is NotRequired only because
+    # the runtime builds events before the hub stamps them.
+    sessionId: NotRequired[str]
+    runId: NotRequired[str]
+    """Present inside a run (absent on e.g. ``model_changed`` between runs)."""
+
+
+class RunStartedEvent(_AgentEventBase):
+    type: Literal["run_started"]
+
+
+class MessageStartedEvent(_AgentEventBase):
+    type: Literal["message_started"]
+    role: Literal["assistant"]
     messageId: str
-    delta: dict[str, JsonValue]
+
+
+class MessageDelta(TypedDict):
+    type: Literal["text", "thinking"]
+    text: str
+
+
+class MessageDeltaEvent(_AgentEventBase):
+    type: Literal["message_delta"]
+    messageId: str
+    delta: MessageDelta
+
+
+class MessageFinishedEvent(_AgentEventBase):
+    type: Literal["message_finished"]
+    role: Literal["assistant"]
+    messageId: str
     message: Message
+    usage: NotRequired[Usage]
+    stopReason: NotRequired[str]
+
+
+class ToolCallStartedEvent(_AgentEventBase):
+    """``type: "tool_call"``: a tool call starts executing."""
+
+    type: Literal["tool_call"]
     toolCall: ToolCall
+
+
+class ToolResultEvent(_AgentEventBase):
+    type: Literal["tool_result"]
     result: ToolResult
+
+
+class RetryScheduledEvent(_AgentEventBase):
+    type: Literal["retry_scheduled"]
     attempt: int
     delayMs: int
     error: ErrorInfo
-    usage: Usage
+
+
+CompactionTrigger = Literal["manual", "auto"]
+
+
+class CompactionStartedEvent(_AgentEventBase):
+    type: Literal["compaction_started"]
+    trigger: CompactionTrigger
+
+
+class CompactionFinishedEvent(_AgentEventBase):
+    type: Literal["compaction_finished"]
+    trigger: CompactionTrigger
     entryId: str
-    trigger: str
     summary: str
-    model: ModelConfig
+
+
+class AttentionCompiledEvent(_AgentEventBase):
+    """Counts only, never text (docs/attention.md)."""
+
+    type: Literal["attention_compiled"]
     used: int
     usedAfter: int
     inputCap: int
@@ -307,3 +367,50 @@ class AgentEvent(TypedDict, total=False):
     stubbedToolResults: int
     stubbedBytes: int
     truncated: bool
+
+
+class ModelChangedEvent(_AgentEventBase):
+    type: Literal["model_changed"]
+    model: ModelConfig
+    entryId: str
+
+
+class ExtensionErrorEvent(_AgentEventBase):
+    type: Literal["extension_error"]
+    source: Literal["listener", "middleware"]
+    hook: NotRequired[str]
+    """The failing middleware's hook (``source == "middleware"`` only)."""
+    error: ErrorInfo
+
+
+class RunErrorEvent(_AgentEventBase):
+    """``type: "error"``: the run failed or was aborted (its last event)."""
+
+    type: Literal["error"]
+    error: ErrorInfo
+
+
+class RunFinishedEvent(_AgentEventBase):
+    type: Literal["run_finished"]
+    usage: Usage
+    toolRounds: int
+    stopReason: NotRequired[str]
+
+
+AgentEvent: TypeAlias = (
+    RunStartedEvent
+    | MessageStartedEvent
+    | MessageDeltaEvent
+    | MessageFinishedEvent
+    | ToolCallStartedEvent
+    | ToolResultEvent
+    | RetryScheduledEvent
+    | CompactionStartedEvent
+    | CompactionFinishedEvent
+    | AttentionCompiledEvent
+    | ModelChangedEvent
+    | ExtensionErrorEvent
+    | RunErrorEvent
+    | RunFinishedEvent
+)
+"""One agent event; narrow on ``event["type"]`` (docs/events.md)."""

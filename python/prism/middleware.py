@@ -7,13 +7,23 @@ return a value without calling ``next`` to short-circuit the rest.
 
 from __future__ import annotations
 
+import builtins
 import inspect
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, get_args, overload
 
 from prism.errors import ConfigError
+
+if TYPE_CHECKING:
+    # Types only: these modules run hooks, so importing them here at run
+    # time would be a cycle.
+    from prism.assembly.context import ContextBlock
+    from prism.assembly.skills import Skill
+    from prism.compaction.options import CompactionContext, CompactionResult
+    from prism.contracts import Message, ProviderRequest, ToolCall, ToolDeclaration, ToolResult
+    from prism.retry import RetryContext, RetryDecision
 
 MiddlewareHookName = Literal[
     "provider_request",
@@ -29,8 +39,63 @@ MiddlewareHookName = Literal[
 ]
 HOOK_NAMES: frozenset[str] = frozenset(get_args(MiddlewareHookName))
 
+
+# --- the value each hook's middleware receives and returns --------------------
+
+
+class PromptBuildPayload(TypedDict):
+    """``prompt_build``: return it with the final ``messages``."""
+
+    messages: list[Message]
+    context: list[ContextBlock]
+    skills: list[Skill]
+    tools: list[ToolDeclaration]
+
+
+class RetryHookPayload(TypedDict):
+    """``retry``: a returned ``decision`` may stop the retry or shorten its
+    delay, never start a retry the policy refused or wait longer."""
+
+    context: RetryContext
+    decision: RetryDecision
+
+
+class CompactionHookPayload(TypedDict):
+    """``compaction``: a returned ``result`` replaces the strategy's."""
+
+    context: CompactionContext
+    result: CompactionResult
+
+
+class SessionHookPayload(TypedDict):
+    """``session_start`` / ``session_shutdown``."""
+
+    sessionId: str
+
+
+class MiddlewarePayloads(TypedDict):
+    """The payload type of every hook, keyed by hook name (the map behind
+    the typed ``use``/``run`` overloads; a test keeps it equal to
+    ``MiddlewareHookName``)."""
+
+    provider_request: ProviderRequest
+    input_assembly: list[Message]
+    prompt_build: PromptBuildPayload
+    context: list[ContextBlock]
+    tool_call: ToolCall
+    tool_result: ToolResult
+    retry: RetryHookPayload
+    compaction: CompactionHookPayload
+    session_start: SessionHookPayload
+    session_shutdown: SessionHookPayload
+
+
+_P = TypeVar("_P")
+
 MiddlewareNext = Callable[[Any], Awaitable[Any]]
 Middleware = Callable[[Any, MiddlewareNext], Any]
+HookMiddleware = Callable[[_P, Callable[[_P], Awaitable[_P]]], "_P | Awaitable[_P]"]
+"""A middleware for a hook whose payload is ``_P``: ``HookMiddleware[ToolCall]``."""
 ErrorPolicy = Literal["event", "throw"]
 OnMiddlewareError = Callable[[str, BaseException], None]
 
@@ -78,7 +143,51 @@ class MiddlewareRegistry:
         self.on_error = on_error
         self._hooks: dict[str, list[Middleware]] = {}
 
+    @overload
+    def use(
+        self, hook: Literal["provider_request"], middleware: HookMiddleware[ProviderRequest]
+    ) -> Callable[[], None]: ...
+    @overload
+    def use(
+        self, hook: Literal["input_assembly"], middleware: HookMiddleware[builtins.list[Message]]
+    ) -> Callable[[], None]: ...
+    @overload
+    def use(
+        self, hook: Literal["prompt_build"], middleware: HookMiddleware[PromptBuildPayload]
+    ) -> Callable[[], None]: ...
+    @overload
+    def use(
+        self, hook: Literal["context"], middleware: HookMiddleware[builtins.list[ContextBlock]]
+    ) -> Callable[[], None]: ...
+    @overload
+    def use(
+        self, hook: Literal["tool_call"], middleware: HookMiddleware[ToolCall]
+    ) -> Callable[[], None]: ...
+    @overload
+    def use(
+        self, hook: Literal["tool_result"], middleware: HookMiddleware[ToolResult]
+    ) -> Callable[[], None]: ...
+    @overload
+    def use(
+        self, hook: Literal["retry"], middleware: HookMiddleware[RetryHookPayload]
+    ) -> Callable[[], None]: ...
+    @overload
+    def use(
+        self, hook: Literal["compaction"], middleware: HookMiddleware[CompactionHookPayload]
+    ) -> Callable[[], None]: ...
+    @overload
+    def use(
+        self, hook: Literal["session_start"], middleware: HookMiddleware[SessionHookPayload]
+    ) -> Callable[[], None]: ...
+    @overload
+    def use(
+        self, hook: Literal["session_shutdown"], middleware: HookMiddleware[SessionHookPayload]
+    ) -> Callable[[], None]: ...
+    @overload
+    def use(self, hook: MiddlewareHookName, middleware: Middleware) -> Callable[[], None]: ...
     def use(self, hook: MiddlewareHookName, middleware: Middleware) -> Callable[[], None]:
+        """Append ``middleware`` to ``hook``'s chain; returns its remover. The
+        payload a hook's middleware gets is ``MiddlewarePayloads[hook]``."""
         _check_hook(hook)
         if not callable(middleware):
             raise ConfigError(f"middleware for {hook!r} must be callable")
@@ -105,7 +214,44 @@ class MiddlewareRegistry:
     def has(self, hook: MiddlewareHookName) -> bool:
         return bool(self._hooks.get(hook))
 
+    @overload
+    async def run(
+        self, hook: Literal["provider_request"], value: ProviderRequest
+    ) -> ProviderRequest: ...
+    @overload
+    async def run(
+        self, hook: Literal["input_assembly"], value: builtins.list[Message]
+    ) -> builtins.list[Message]: ...
+    @overload
+    async def run(
+        self, hook: Literal["prompt_build"], value: PromptBuildPayload
+    ) -> PromptBuildPayload: ...
+    @overload
+    async def run(
+        self, hook: Literal["context"], value: builtins.list[ContextBlock]
+    ) -> builtins.list[ContextBlock]: ...
+    @overload
+    async def run(self, hook: Literal["tool_call"], value: ToolCall) -> ToolCall: ...
+    @overload
+    async def run(self, hook: Literal["tool_result"], value: ToolResult) -> ToolResult: ...
+    @overload
+    async def run(self, hook: Literal["retry"], value: RetryHookPayload) -> RetryHookPayload: ...
+    @overload
+    async def run(
+        self, hook: Literal["compaction"], value: CompactionHookPayload
+    ) -> CompactionHookPayload: ...
+    @overload
+    async def run(
+        self, hook: Literal["session_start"], value: SessionHookPayload
+    ) -> SessionHookPayload: ...
+    @overload
+    async def run(
+        self, hook: Literal["session_shutdown"], value: SessionHookPayload
+    ) -> SessionHookPayload: ...
     async def run(self, hook: MiddlewareHookName, value: Any) -> Any:
+        """Run ``hook``'s chain on ``value``. The return value is whatever
+        the chain returned: callers still check its shape, since a host's
+        middleware is not type checked at run time."""
         _check_hook(hook)
         chain = list(self._hooks.get(hook, ()))
         if not chain:

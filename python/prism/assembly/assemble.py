@@ -39,7 +39,7 @@ from prism.assembly.prompt_builder import DefaultPromptBuilder
 from prism.assembly.skills import Skill
 from prism.contracts import Message, ModelConfig, ProviderRequest, ToolDeclaration, ToolResult
 from prism.errors import ConfigError
-from prism.middleware import MiddlewareRegistry
+from prism.middleware import MiddlewareRegistry, PromptBuildPayload
 
 
 class InputBuilder(Protocol):
@@ -230,7 +230,7 @@ async def assemble_provider_input(
         messages, context_blocks=context_blocks, skills=skill_list, tools=declared
     )
     if middleware is not None and middleware.has("prompt_build"):
-        payload = {
+        payload: PromptBuildPayload = {
             "messages": messages,
             "context": context_blocks,
             "skills": skill_list,

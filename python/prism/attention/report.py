@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from prism.contracts import AttentionCompiledEvent
 from prism.errors import AttentionBudgetError
 
 
@@ -30,7 +31,15 @@ class AttentionReport:
     turn: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        """The report's camelCase counts (the event without its ``type``)."""
+        out: dict[str, Any] = dict(self.to_event())
+        del out["type"]
+        return out
+
+    def to_event(self) -> AttentionCompiledEvent:
+        """The ``attention_compiled`` agent event: ids and counts only."""
+        out: AttentionCompiledEvent = {
+            "type": "attention_compiled",
             "used": self.used,
             "usedAfter": self.used_after,
             "inputCap": self.input_cap,
@@ -45,10 +54,6 @@ class AttentionReport:
         if self.run_id is not None:
             out["runId"] = self.run_id
         return out
-
-    def to_event(self) -> dict[str, Any]:
-        """The ``attention_compiled`` agent event: ids and counts only."""
-        return {"type": "attention_compiled", **self.to_json()}
 
 
 def is_attention_budget_error(error: object) -> bool:

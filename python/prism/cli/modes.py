@@ -55,7 +55,7 @@ async def _run_once(options: CliOptions, writer: LineWriter) -> int:
                     if text:
                         writer.write_text(text)
                         wrote_text = True
-                if event.get("type") == "error":
+                if event["type"] == "error":
                     failure = event.get("error") or {"message": "run failed"}
     except Exception as error:
         failure = describe_exception(error, host.agent.config.redactor)

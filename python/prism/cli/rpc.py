@@ -157,13 +157,12 @@ class RpcServer:
                 task_status.started()
                 started = True
                 async for event in events:
-                    kind = event.get("type")
                     self.writer.write_json(event_envelope(active.request_id, event))
-                    if kind == "error":
+                    if event["type"] == "error":
                         failure = event.get("error")
-                    elif kind == "run_finished":
+                    elif event["type"] == "run_finished":
                         finished = dict(event)
-                    elif kind == "message_finished" and event.get("role") == "assistant":
+                    elif event["type"] == "message_finished" and event.get("role") == "assistant":
                         text = _message_text(event.get("message"))
         except Exception as error:
             failure = describe_exception(error, self.host.agent.config.redactor)

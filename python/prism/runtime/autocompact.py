@@ -18,7 +18,7 @@ from prism.compaction import (
     create_default_compaction_strategy,
     resolve_should_compact,
 )
-from prism.contracts import SessionEntry
+from prism.contracts import CompactionTrigger, SessionEntry
 from prism.errors import ConfigError
 from prism.runtime.config import AgentConfig
 from prism.runtime.context import RunContext
@@ -52,7 +52,7 @@ def _strategy(run: RunContext, options: CompactionOptions) -> CompactionStrategy
     return create_default_compaction_strategy(secrets=_secrets(run, options), **kwargs)
 
 
-def _compaction_entry(run: RunContext, result: Any, trigger: str) -> SessionEntry:
+def _compaction_entry(run: RunContext, result: Any, trigger: CompactionTrigger) -> SessionEntry:
     """The one entry to append: the strategy's compaction entry, re-homed under
     the current leaf (the runtime owns ids, session ids and parent links)."""
     produced = [
@@ -83,7 +83,7 @@ def _compaction_entry(run: RunContext, result: Any, trigger: str) -> SessionEntr
 
 
 async def compact_branch(
-    run: RunContext, options: CompactionOptions, *, trigger: str
+    run: RunContext, options: CompactionOptions, *, trigger: CompactionTrigger
 ) -> SessionEntry:
     """Run the strategy on the current branch and append one compaction entry."""
     if not any(entry["kind"] == "message" for entry in run.branch.entries):

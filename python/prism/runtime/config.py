@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -19,6 +19,14 @@ from prism.security.redaction import SecretRedactor, create_redactor, normalize_
 from prism.stores.base import SessionStore
 from prism.tools.definition import ToolDefinition
 from prism.tools.registry import ToolRegistry, create_tool_registry
+
+if TYPE_CHECKING:
+    from prism.assembly.assemble import InputBuilder, PromptBuilder
+    from prism.assembly.context import ContextProvider
+    from prism.assembly.skills import Skill
+    from prism.attention.options import AttentionCompiler
+    from prism.providers.base import AIProvider
+    from prism.security.permissions import PermissionPolicy
 
 __all__ = ["AgentConfig", "SleepFn", "validate_model", "validate_positive_int"]
 
@@ -51,7 +59,7 @@ class AgentConfig:
     """
 
     model: ModelConfig
-    provider: Any
+    provider: AIProvider
     tools: ToolRegistry
     middleware: MiddlewareRegistry | None
     system: tuple[Any, ...]
@@ -59,22 +67,22 @@ class AgentConfig:
     compaction: CompactionOptions | None
     max_tool_rounds: int
     tool_concurrency: int
-    attention_compiler: Any
+    attention_compiler: AttentionCompiler | None
     secrets: tuple[str, ...]
     redactor: SecretRedactor
-    permission_policy: Any
-    context_providers: tuple[Any, ...]
-    skills: tuple[Any, ...]
+    permission_policy: PermissionPolicy | None
+    context_providers: tuple[ContextProvider, ...]
+    skills: tuple[Skill, ...]
     store: SessionStore | None
     sleep: SleepFn
     metadata: Mapping[str, Any]
-    input_builder: Any = None
-    prompt_builder: Any = None
+    input_builder: InputBuilder | None = None
+    prompt_builder: PromptBuilder | None = None
     providers: ProviderRegistry | None = None
     durable: bool = False
     persist_session_state: bool = False
 
-    def provider_for(self, model: Mapping[str, Any]) -> Any:
+    def provider_for(self, model: Mapping[str, Any]) -> AIProvider:
         """The provider a turn on ``model`` talks to: the registered provider
         named by ``model["provider"]`` when the agent has a registry holding
         it, else the agent's provider."""
@@ -169,7 +177,8 @@ class AgentConfig:
             raise ConfigError("providers must be a ProviderRegistry (create_provider_registry())")
         return cls(
             model=checked_model,
-            provider=provider,
+            # Checked above: it has a callable ``generate``.
+            provider=cast("AIProvider", provider),
             tools=registry,
             middleware=middleware,
             system=system_layers,

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from prism.contracts import Message, ModelConfig, SessionEntry, ToolCall, ToolDeclaration
+from prism.contracts import (
+    AgentEvent,
+    Message,
+    ModelConfig,
+    SessionEntry,
+    ToolCall,
+    ToolDeclaration,
+)
 
 if TYPE_CHECKING:
     from prism.compaction import CompactionOptions
@@ -100,7 +107,7 @@ class AttentionState:
 
 
 AppendBatch = Callable[[list[SessionEntry]], Awaitable[list[SessionEntry]]]
-Emit = Callable[[dict[str, Any]], Any]
+Emit = Callable[[AgentEvent], AgentEvent]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -148,7 +155,7 @@ class RunContext:
     inbox: RunInbox
     attention_state: AttentionState
 
-    def emit(self, event: dict[str, Any]) -> Any:
+    def emit(self, event: AgentEvent) -> AgentEvent:
         """Emit a run event (``sessionId``/``runId`` are added)."""
         return self.emit_event(event)
 

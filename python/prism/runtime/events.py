@@ -8,9 +8,9 @@ union and the order the runtime emits it in.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, get_args
+from typing import Any, Final, Literal, get_args
 
-from prism.contracts import AgentEvent, AgentEventType, ErrorInfo
+from prism.contracts import AgentEvent, AgentEventType, ErrorInfo, ExtensionErrorEvent
 from prism.errors import error_info
 from prism.security.redaction import (
     NOOP_REDACTOR,
@@ -57,11 +57,13 @@ class EventHub:
 
         return unsubscribe
 
-    def emit(self, event: dict[str, Any], run_id: str | None = None) -> AgentEvent:
+    def emit(self, event: AgentEvent, run_id: str | None = None) -> AgentEvent:
+        """Stamp ``sessionId`` (and ``runId``) onto ``event``, redact it once,
+        call every listener; returns the event the listeners saw."""
         event["sessionId"] = self.session_id
         if run_id is not None:
             event["runId"] = run_id
-        out: AgentEvent = event  # type: ignore[assignment]
+        out = event
         if self._redactor is not None:
             out = redact_keeping_ids(out, self._redactor)
         if not self._listeners:
@@ -75,14 +77,19 @@ class EventHub:
         return out
 
     def report_extension_error(
-        self, source: str, error: BaseException, run_id: str | None, *, hook: str | None = None
+        self,
+        source: Literal["listener", "middleware"],
+        error: BaseException,
+        run_id: str | None,
+        *,
+        hook: str | None = None,
     ) -> None:
         """Emit ``extension_error`` for a failing listener (``source="listener"``)
         or middleware (``source="middleware"``, with its ``hook``)."""
         default_code = "middleware_error" if source == "middleware" else "extension_error"
         # The emit below redacts the whole event once; no second pass here.
         info: ErrorInfo = error_info(error, NOOP_REDACTOR, code=default_code)
-        event: dict[str, Any] = {"type": "extension_error", "source": source, "error": info}
+        event: ExtensionErrorEvent = {"type": "extension_error", "source": source, "error": info}
         if hook is not None:
             event["hook"] = hook
         self.emit(event, run_id)

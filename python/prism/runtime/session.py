@@ -12,7 +12,7 @@ import anyio
 import sniffio
 
 from prism.branching import branch_entries, copy_branch
-from prism.contracts import ErrorInfo, Message, ModelConfig, SessionEntry
+from prism.contracts import ErrorInfo, Message, ModelConfig, RunFinishedEvent, SessionEntry
 from prism.errors import (
     ConfigError,
     NoActiveRunError,
@@ -419,9 +419,9 @@ class AgentSession:
                 raise failure
             raise self._emit_error(run, failure, claim.abort_reason) from None
         assert result is not None
-        finished: dict[str, Any] = {
+        finished: RunFinishedEvent = {
             "type": "run_finished",
-            "usage": dict(result.usage),
+            "usage": result.usage.copy(),
             "toolRounds": result.tool_rounds,
         }
         if result.stop_reason is not None:

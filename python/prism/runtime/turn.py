@@ -19,6 +19,7 @@ from prism.contracts import (
     ContentBlock,
     ErrorInfo,
     Message,
+    MessageFinishedEvent,
     ProviderRequest,
     SessionEntry,
     ToolCall,
@@ -106,7 +107,7 @@ def attention_options(run: RunContext) -> dict[str, Any]:
         run.frontier = restored
 
     def on_report(report: Any) -> None:
-        fields = dict(report.to_event())
+        fields = report.to_event()
         fields.pop("sessionId", None)
         fields.pop("runId", None)
         run.emit(fields)
@@ -169,7 +170,7 @@ async def stream_turn(run: RunContext, request: ProviderRequest) -> TurnOutcome:
     signature: str | None = None
     slots: list[_CallSlot] = []
     by_index: dict[int, _CallSlot] = {}
-    usage: dict[str, int] = {}
+    usage: Usage = {}
 
     def start() -> None:
         if not outcome.output_started:
@@ -178,7 +179,10 @@ async def stream_turn(run: RunContext, request: ProviderRequest) -> TurnOutcome:
 
     provider = run.config.provider_for(run.current_model)
     try:
-        stream = provider.generate(request)
+        # Provider output is untrusted: it is read defensively as plain dicts
+        # (an event without a known ``type`` is skipped), not as the
+        # ProviderEvent union its protocol promises.
+        stream: Any = provider.generate(request)
         # Async generators are closed deterministically when we stop early;
         # plain async iterators (no aclose) are simply dropped.
         closer = aclosing(stream) if hasattr(stream, "aclose") else nullcontext()
@@ -234,9 +238,9 @@ async def stream_turn(run: RunContext, request: ProviderRequest) -> TurnOutcome:
                     slot.id, slot.name, slot.complete = complete["id"], complete["name"], True
                     slot.arguments = dict(complete.get("arguments") or {})
                 elif kind == "usage":
-                    usage.update(event.get("usage") or {})
+                    usage.update(event.get("usage") or Usage())
                 elif kind == "done":
-                    usage.update(event.get("usage") or {})
+                    usage.update(event.get("usage") or Usage())
                     outcome.stop_reason = event.get("stopReason")
                     break
                 elif kind == "error":
@@ -246,7 +250,7 @@ async def stream_turn(run: RunContext, request: ProviderRequest) -> TurnOutcome:
         raise
     except Exception as error:
         outcome.error = error_info_from_exception(error, run.config.redactor)
-    outcome.usage = usage  # type: ignore[assignment]
+    outcome.usage = usage
     if outcome.error is not None:
         return outcome
 
@@ -276,7 +280,7 @@ async def stream_turn(run: RunContext, request: ProviderRequest) -> TurnOutcome:
         content.append({"type": "tool_call", **call})
     outcome.message = {"role": "assistant", "content": content}
     start()
-    finished: dict[str, Any] = {
+    finished: MessageFinishedEvent = {
         "type": "message_finished",
         "role": "assistant",
         "messageId": message_id,

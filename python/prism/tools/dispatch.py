@@ -155,7 +155,7 @@ async def dispatch_tool_call(
     if middleware is not None:
         updated = await middleware.run("tool_result", result)
         if isinstance(updated, dict) and "value" in updated:
-            result = updated  # type: ignore[assignment]
+            result = updated
             # The runtime pairs results with calls by id; middleware cannot re-pair them.
             result["toolCallId"] = call_id
             if not isinstance(result.get("name"), str):
