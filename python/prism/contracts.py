@@ -276,6 +276,7 @@ AgentEventType = Literal[
     "attention_compiled",
     "model_changed",
     "extension_error",
+    "checkpoint_warning",
     "error",
     "run_finished",
 ]
@@ -383,6 +384,15 @@ class ExtensionErrorEvent(_AgentEventBase):
     error: ErrorInfo
 
 
+class CheckpointWarningEvent(_AgentEventBase):
+    """A resumed run dropped a malformed checkpoint field: its name and why,
+    never its value."""
+
+    type: Literal["checkpoint_warning"]
+    field: str
+    message: str
+
+
 class RunErrorEvent(_AgentEventBase):
     """``type: "error"``: the run failed or was aborted (its last event)."""
 
@@ -410,6 +420,7 @@ AgentEvent: TypeAlias = (
     | AttentionCompiledEvent
     | ModelChangedEvent
     | ExtensionErrorEvent
+    | CheckpointWarningEvent
     | RunErrorEvent
     | RunFinishedEvent
 )

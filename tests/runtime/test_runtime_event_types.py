@@ -15,12 +15,16 @@ from typing import Any, Literal, NotRequired, get_args, get_origin, get_type_hin
 
 import pytest
 import test_runtime_attention
+import test_runtime_checkpoints
 import test_runtime_event_order
 import test_runtime_session
 
 from prism.contracts import AgentEvent, AgentEventType
 from prism.middleware import HOOK_NAMES, MiddlewarePayloads
+from prism.providers import create_mock_provider, provider_done, provider_text_delta
+from prism.runtime import create_agent
 from prism.runtime.events import EventHub
+from prism.stores import create_memory_session_store
 
 pytestmark = pytest.mark.anyio
 
@@ -28,6 +32,7 @@ MODULES: tuple[ModuleType, ...] = (
     test_runtime_event_order,
     test_runtime_attention,
     test_runtime_session,
+    test_runtime_checkpoints,
 )
 
 
@@ -85,10 +90,7 @@ def _check(event: dict[str, Any]) -> None:
             assert value in get_args(hint), f"{cls.__name__}.{key}: {value!r}"
 
 
-@pytest.mark.parametrize("scenario", _scenarios())
-async def test_emitted_events_match_their_typeddict(
-    scenario: Callable[[], Coroutine[Any, Any, None]], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _record_every_emit(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     seen: list[dict[str, Any]] = []
     emit = EventHub.emit
 
@@ -98,6 +100,28 @@ async def test_emitted_events_match_their_typeddict(
         return out
 
     monkeypatch.setattr(EventHub, "emit", checking_emit)
+    return seen
+
+
+@pytest.mark.parametrize("scenario", _scenarios())
+async def test_emitted_events_match_their_typeddict(
+    scenario: Callable[[], Coroutine[Any, Any, None]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = _record_every_emit(monkeypatch)
     await scenario()
+    for event in seen:
+        _check(event)
+
+
+async def test_a_checkpoint_warning_matches_its_typeddict(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _record_every_emit(monkeypatch)
+    store = create_memory_session_store()
+    bad = {"version": 1, "runId": "run_1", "phase": "turn", "steering": "not a list"}
+    session_id = await test_runtime_checkpoints._crashed_session(store, bad, "user")
+    provider = create_mock_provider([[provider_text_delta("ok"), provider_done()]])
+    model = test_runtime_checkpoints.MODEL
+    session = create_agent(model=model, provider=provider, store=store).create_session(session_id)
+    await session.resume()
+    assert "checkpoint_warning" in [event["type"] for event in seen]
     for event in seen:
         _check(event)
