@@ -37,7 +37,8 @@ GROUPS = MessageGroups(history=MESSAGES)
 USED = compile_attention(create_attention_compiler({"maxInputTokens": 10**9}), GROUPS).report.used
 ROOMY = create_attention_compiler({"maxInputTokens": 10**9})
 # Cap at the request's own size: the gate trips and shrinks to 0.75 of it.
-TIGHT = create_attention_compiler({"maxInputTokens": USED})
+# The reference policy is the oracle's algorithm (the default trips deeper).
+TIGHT = create_attention_compiler({"maxInputTokens": USED, "policy": "reference"})
 MUTABLE = [False, False, True, False, False, True]
 
 
@@ -101,7 +102,7 @@ def _tripped() -> tuple[Any, Any]:
     """An incremental compiler whose gate has tripped on the fixture: 224
     thinking turns stripped and 87 results stubbed, all sticky."""
     compiler = create_attention_compiler(
-        {"maxInputTokens": int(USED / 0.75 * 0.6), "incremental": True}
+        {"maxInputTokens": int(USED / 0.75 * 0.6), "incremental": True, "policy": "reference"}
     )
     frontier = create_attention_sticky_frontier()
     compile_attention(compiler, GROUPS, frontier=frontier)
