@@ -127,6 +127,10 @@ class LLMockControl:
         """Queue behaviours (``{"type": "fail", "status": 429, ...}``) for coming requests."""
         self._http.post("/scenario", json={"behaviors": list(behaviors)}).raise_for_status()
 
+    def clear_script(self) -> None:
+        """Drop behaviours no request consumed (the journal is kept)."""
+        self._http.delete("/scenario").raise_for_status()
+
     def pending(self) -> list[dict[str, Any]]:
         pending: list[dict[str, Any]] = self._http.get("/scenario").json()["pending"]
         return pending
