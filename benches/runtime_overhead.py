@@ -8,6 +8,11 @@ The same scenario runs on pydantic-ai (``FunctionModel``) and openai-agents
 (a fake ``Model``) when they are installed (``pip install -e .[bench]``).
 
     python -m benches.runtime_overhead [--turns 300] [--json out.json]
+
+``--durable`` instead compares a durable run (checkpoints at every step,
+issue 16) with a plain one on the memory store at 1,200 messages
+(alternating single turns, same process) and counts store writes per step
+on a JSONL file.
 """
 
 from __future__ import annotations
@@ -63,17 +68,26 @@ class FunctionProvider:
         yield {"type": "done", "stopReason": "stop"}
 
 
-async def prism_turns(turns: int) -> list[float]:
+def _prism_agent(store: Any = None, *, durable: bool = False, idempotent: bool = False) -> Any:
     from prism import create_memory_session_store
     from prism.runtime import create_agent
     from prism.tools import define_tool
 
-    agent = create_agent(
+    return create_agent(
         model={"provider": "bench", "model": "function"},
         provider=FunctionProvider(),
-        tools=[define_tool("lookup", lambda args, ctx: PAYLOAD, description="Look it up")],
-        store=create_memory_session_store(),
+        tools=[
+            define_tool(
+                "lookup", lambda args, ctx: PAYLOAD, description="Look it up", idempotent=idempotent
+            )
+        ],
+        store=store if store is not None else create_memory_session_store(),
+        durable=durable,
     )
+
+
+async def prism_turns(turns: int) -> list[float]:
+    agent = _prism_agent()
     session = agent.create_session("bench")
     timings: list[float] = []
     for n in range(turns):
@@ -191,6 +205,102 @@ async def openai_agents_turns(turns: int) -> list[float]:
     return timings
 
 
+# --- durable runs (issue 16) ------------------------------------------------------------
+
+
+async def durable_overhead(warm_turns: int = 300, rounds: int = 300) -> dict[str, Any]:
+    """Per-turn wall time of a durable vs a plain run at ``4 * warm_turns``
+    messages on the memory store (alternating turns, so both see the same
+    machine load), and store writes per step on JSONL."""
+    variants = {
+        "plain": {"durable": False},
+        "durable": {"durable": True},
+        "durable, idempotent tool": {"durable": True, "idempotent": True},
+    }
+    sessions = {}
+    for name, options in variants.items():
+        session = _prism_agent(**options).create_session("bench")
+        for n in range(warm_turns):
+            await session.run(f"warm {n}")
+        sessions[name] = session
+    timings: dict[str, list[float]] = {name: [] for name in variants}
+    names = list(variants)
+    for n in range(rounds):
+        # Rotate the order so no variant always runs right after another.
+        for name in names[n % 3 :] + names[: n % 3]:
+            gc.collect(0)
+            start = time.perf_counter()
+            await sessions[name].run(f"prompt {n}")
+            timings[name].append((time.perf_counter() - start) * 1000)
+    plain_median = statistics.median(timings["plain"])
+    plain_min = min(timings["plain"])
+    return {
+        "messages": 4 * warm_turns,
+        "memory": {
+            name: {
+                "min_ms": round(min(values), 4),
+                "median_ms": round(statistics.median(values), 4),
+                "min_ratio": round(min(values) / plain_min, 2),
+                "median_ratio": round(statistics.median(values) / plain_median, 2),
+            }
+            for name, values in timings.items()
+        },
+        "jsonl": {
+            "plain": await _jsonl_writes(durable=False, idempotent=False),
+            "durable": await _jsonl_writes(durable=True, idempotent=False),
+            "durable, idempotent tool": await _jsonl_writes(durable=True, idempotent=True),
+        },
+    }
+
+
+async def _jsonl_writes(*, durable: bool, idempotent: bool, turns: int = 20) -> dict[str, Any]:
+    """Writes (``append_many`` calls, one ``write`` each) and checkpoints
+    (step boundaries) per turn on a JSONL file."""
+    import tempfile
+
+    from prism.stores.jsonl import JsonlSessionStore
+
+    writes = 0
+
+    class Counting(JsonlSessionStore):
+        async def append_many(self, entries: Any) -> None:
+            nonlocal writes
+            writes += 1
+            await super().append_many(entries)
+
+    with tempfile.TemporaryDirectory() as directory:
+        store = Counting(f"{directory}/bench.jsonl")
+        session = _prism_agent(store, durable=durable, idempotent=idempotent).create_session("b")
+        for n in range(turns):
+            await session.run(f"prompt {n}")
+        steps = sum(1 for e in await session.entries() if e.get("customType") == "prism.checkpoint")
+    return {"writes_per_turn": writes / turns, "steps_per_turn": steps / turns}
+
+
+def render_durable(result: dict[str, Any]) -> str:
+    lines = [
+        f"durable vs plain run, memory store, {result['messages']} messages of history",
+        "| run | min ms | median ms | min / plain | median / plain |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, row in result["memory"].items():
+        lines.append(
+            f"| {name} | {row['min_ms']:.3f} | {row['median_ms']:.3f} | {row['min_ratio']}"
+            f" | {row['median_ratio']} |"
+        )
+    lines += [
+        "",
+        "JSONL store, per turn (user -> tool call -> tool result -> answer)",
+        "| run | writes | steps (checkpoints) | writes per step |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name, row in result["jsonl"].items():
+        steps = row["steps_per_turn"]
+        per_step = f"{row['writes_per_turn'] / steps:.2f}" if steps else "-"
+        lines.append(f"| {name} | {row['writes_per_turn']:.1f} | {steps:.1f} | {per_step} |")
+    return "\n".join(lines)
+
+
 # --- reporting -------------------------------------------------------------------------
 
 HARNESSES: dict[str, Callable[[int], Awaitable[list[float]]]] = {
@@ -253,7 +363,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--only", choices=sorted(HARNESSES), action="append")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--durable", action="store_true", help="durable vs plain runs instead")
     args = parser.parse_args(argv)
+    if args.durable:
+        durable = anyio.run(durable_overhead)
+        print(render_durable(durable))
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as handle:
+                json.dump(durable, handle, indent=2)
+        return 0
     results = anyio.run(measure, args.turns, args.only or list(HARNESSES))
     print(render(results, args.turns))
     if args.json:

@@ -1,7 +1,9 @@
 """pytest-benchmark view of the per-turn overhead: one turn on an empty
 session vs one turn on a session with 1,200 messages of history (the same-run
-baseline). The full 300-turn curve and the peer libraries are in
-``python -m benches.runtime_overhead``."""
+baseline), and the same 1,200-message turn as a durable run (checkpoints at
+every step, issue 16). The full 300-turn curve and the peer libraries are in
+``python -m benches.runtime_overhead``; the durable ratio and the JSONL write
+count in ``python -m benches.runtime_overhead --durable``."""
 
 from __future__ import annotations
 
@@ -24,12 +26,15 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
 
 
-def _session(loop: asyncio.AbstractEventLoop, warm_turns: int) -> AgentSession:
+def _session(
+    loop: asyncio.AbstractEventLoop, warm_turns: int, durable: bool = False
+) -> AgentSession:
     agent = create_agent(
         model={"provider": "bench", "model": "function"},
         provider=FunctionProvider(),
         tools=[define_tool("lookup", lambda args, ctx: PAYLOAD)],
         store=create_memory_session_store(),
+        durable=durable,
     )
     session = agent.create_session("bench")
     for n in range(warm_turns):
@@ -50,4 +55,12 @@ def test_runtime_turn_empty_history(benchmark: Any, loop: asyncio.AbstractEventL
 @pytest.mark.benchmark(group="runtime-turn")
 def test_runtime_turn_1200_messages(benchmark: Any, loop: asyncio.AbstractEventLoop) -> None:
     session = _session(loop, 300)
+    benchmark.pedantic(_turn, args=(loop, session), rounds=50, iterations=1, warmup_rounds=2)
+
+
+@pytest.mark.benchmark(group="runtime-turn")
+def test_runtime_turn_1200_messages_durable(
+    benchmark: Any, loop: asyncio.AbstractEventLoop
+) -> None:
+    session = _session(loop, 300, durable=True)
     benchmark.pedantic(_turn, args=(loop, session), rounds=50, iterations=1, warmup_rounds=2)

@@ -35,7 +35,7 @@ from prism.stores.sqlite import SqliteSessionStore
 
 CHILD = Path(__file__).parent / "crash_child.py"
 PYTHON_DIR = str(Path(prism.__file__).resolve().parents[1])
-WRITES = 17  # store writes of one uninterrupted run (asserted by the baseline)
+WRITES = 16  # store writes of one uninterrupted run (asserted by the baseline)
 TOOLS = 6
 TURNS = 6
 STORES = {"jsonl": JsonlSessionStore, "sqlite": SqliteSessionStore}

@@ -6,6 +6,15 @@ import pytest
 from example_runner import run_example
 
 EXPECTED = {
+    "durable_resume.py": [
+        "child killed: True",
+        "checkpoints before resume: ['input', 'turn', 'tool', 'turn', 'tool_start']",
+        "resumed run: True -> The charge was interrupted; please check the ledger.",
+        "lookup_order result: ok",
+        "charge_card result: interrupted",
+        "ledger charges: 1",
+        "resume again: None",
+    ],
     "mock_provider.py": [
         "turn 2: ['content_delta', 'content_delta', 'usage', 'done']",
         "requests recorded: 2",

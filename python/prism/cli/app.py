@@ -127,6 +127,16 @@ def _parser() -> _Parser:
         help="Use the agent this factory returns (its tools, middleware, stores, provider).",
     )
     add(
+        "--durable",
+        action="store_true",
+        help="Checkpoint the run at every step so --resume can continue it (needs --session).",
+    )
+    add(
+        "--resume",
+        action="store_true",
+        help="Continue the session's unfinished durable run (with --session; no -p).",
+    )
+    add(
         "--otel",
         action="store_true",
         help="Write OpenTelemetry spans to stderr (needs prism-harness[otel]).",
@@ -171,6 +181,8 @@ def run(args: Sequence[str]) -> int:
         memory_model=parsed.memory_model,
         otel=parsed.otel,
         agent=parsed.agent,
+        durable=parsed.durable,
+        resume=parsed.resume,
     )
     from prism.cli.modes import run_mode
 

@@ -9,7 +9,7 @@ and exits 1.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -42,21 +42,40 @@ async def _run_once(options: CliOptions, writer: LineWriter) -> int:
     host = create_host(options)
     await host.start()
     session = host.create_session()
-    assert options.prompt is not None
     failure: ErrorInfo | None = None
     wrote_text = False
+
+    def show(event: Any) -> None:
+        nonlocal failure, wrote_text
+        if options.mode == "json":
+            writer.write_json(event_envelope(None, event))
+        else:
+            text = assistant_text_delta(event)
+            if text:
+                writer.write_text(text)
+                wrote_text = True
+        if event.get("type") == "error":
+            failure = cast(ErrorInfo, event.get("error") or {"message": "run failed"})
+
     try:
-        async with session.stream(options.prompt) as events:
-            async for event in events:
-                if options.mode == "json":
-                    writer.write_json(event_envelope(None, event))
-                else:
-                    text = assistant_text_delta(event)
-                    if text:
-                        writer.write_text(text)
-                        wrote_text = True
-                if event["type"] == "error":
-                    failure = event.get("error") or {"message": "run failed"}
+        if options.resume:
+            # The same output as a run; nothing to resume is not an error.
+            unsubscribe = session.subscribe(show)
+            try:
+                await session.resume()
+            finally:
+                unsubscribe()
+        else:
+            assert options.prompt is not None
+            # Durable per run (a host's --agent keeps its own default).
+            stream = (
+                session.stream(options.prompt, durable=True)
+                if options.durable
+                else session.stream(options.prompt)
+            )
+            async with stream as events:
+                async for event in events:
+                    show(event)
     except Exception as error:
         failure = describe_exception(error, host.agent.config.redactor)
     if options.mode == "print" and wrote_text and sys.stdout.isatty():

@@ -58,6 +58,8 @@ class CliOptions:
     # --agent package.module:factory: the host's own agent replaces the one
     # the flags would build (prism.cli.agent_loader).
     agent: str | None = None
+    durable: bool = False  # runs write checkpoints (docs/durable.md)
+    resume: bool = False  # continue the session's unfinished durable run
 
     def recorded(self) -> dict[str, Any]:
         """The flags the CLI records but never loads (see docs/cli.md)."""
@@ -147,12 +149,27 @@ def build_options(
     memory_model: str | None = None,
     otel: bool = False,
     agent: str | None = None,
+    durable: bool = False,
+    resume: bool = False,
 ) -> CliOptions:
     """``known_providers`` is called only for a provider other than ``mock``:
     listing the presets imports the HTTP adapter, which a mock run never needs."""
     if mode not in MODES:
         raise UsageProblem(f"--mode must be one of {', '.join(MODES)} (got {mode!r})")
-    if mode == "rpc":
+    if resume:
+        if mode == "rpc":
+            raise UsageProblem("--resume applies to print and json modes")
+        if session is None:
+            raise UsageProblem("--resume needs --session NAME (the session to resume)")
+        if prompt is not None:
+            raise UsageProblem(
+                "-p/--prompt is not used with --resume (the run continues as it was)"
+            )
+    elif durable and session is None:
+        raise UsageProblem("--durable needs --session NAME (checkpoints go to the session file)")
+    if resume:
+        pass
+    elif mode == "rpc":
         if prompt is not None:
             raise UsageProblem("-p/--prompt is not used in rpc mode; send prompt requests")
     elif prompt is None:
@@ -276,6 +293,8 @@ def build_options(
         memory_model=memory_model,
         otel=otel,
         agent=agent,
+        durable=durable or resume,
+        resume=resume,
     )
 
 

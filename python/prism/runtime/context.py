@@ -54,6 +54,9 @@ class RunInbox:
     def follow_up(self, messages: Sequence[Message]) -> None:
         self._follow_ups.extend(messages)
 
+    def has_queued(self) -> bool:
+        return bool(self._steering or self._follow_ups)
+
     def queued(self) -> tuple[list[Message], list[Message]]:
         """Copies of the steer and follow-up queues (for a checkpoint)."""
         return list(self._steering), list(self._follow_ups)
@@ -148,6 +151,7 @@ class RunContext:
     # them have started: what a checkpoint says a resume must settle.
     pending_calls: list[ToolCall] = field(default_factory=list)
     started_calls: set[str] = field(default_factory=set)
+    ended: bool = False  # the newest checkpoint written is the run's "end"
     # Capabilities.
     emit_event: Emit
     append_batch: AppendBatch
@@ -201,17 +205,24 @@ class RunContext:
         if not self.durable:
             return []
         self.step += 1
-        steering, follow_ups = self.inbox.queued()
+        self.ended = phase == "end"
+        # Empty lists are left out: a checkpoint per step stays a few dozen bytes.
         data: dict[str, Any] = {
             "version": 1,
             "runId": self.run_id,
             "step": self.step,
             "phase": phase,
-            "pendingToolCalls": [dict(call) for call in self.pending_calls],
-            "startedToolCallIds": sorted(self.started_calls),
-            "steering": steering,
-            "followUps": follow_ups,
         }
+        if self.pending_calls:
+            data["pendingToolCalls"] = [dict(call) for call in self.pending_calls]
+        if self.started_calls:
+            data["startedToolCallIds"] = sorted(self.started_calls)
+        if self.inbox.has_queued():
+            steering, follow_ups = self.inbox.queued()
+            if steering:
+                data["steering"] = steering
+            if follow_ups:
+                data["followUps"] = follow_ups
         if status is not None:
             data["status"] = status
         if start_entry_id is not None:

@@ -86,7 +86,8 @@ async def _append_messages(
     if phase is not None and run.durable:
         # The run's first checkpoint says where the run starts on the branch.
         start = entries[0]["id"] if run.step == 0 and entries else None
-        durable = run.checkpoint_entries(phase, start_entry_id=start)
+        status = "completed" if phase == "end" else None
+        durable = run.checkpoint_entries(phase, status, start_entry_id=start)
     stored = await run.append([*checkpoint, *entries, *durable])
     attention_checkpoint_stored(run, checkpoint)
     # The stored (redacted when secrets are set) copies are what the result reports.
@@ -369,8 +370,15 @@ async def execute_run(
                 await _tool_round(run, outcome)
             else:
                 assert outcome.message is not None
+                # With nothing queued, an answer ends the run: its checkpoint
+                # says so in the same write (input arriving meanwhile is
+                # still taken below, and checkpointed as the run goes on).
+                ends = run.output is None and not run.inbox.has_queued()
                 await _append_messages(
-                    run, [outcome.message], first_id=outcome.message_id, phase="turn"
+                    run,
+                    [outcome.message],
+                    first_id=outcome.message_id,
+                    phase="end" if ends else "turn",
                 )
                 run.final = run.messages[-1]
                 if run.output is not None and not await _check_text_output(
@@ -402,7 +410,8 @@ async def execute_run(
         # steer/follow_up can never be accepted and then silently dropped.
         run.close_inbox()
         break
-    await run.checkpoint("end", "completed")
+    if not run.ended:
+        await run.checkpoint("end", "completed")
     assert run.run_id is not None
     return RunResult(
         session_id=run.session_id,
