@@ -123,55 +123,33 @@ def _refuse_unknown(ids: Sequence[str], known: set[str] | dict[str, Any], what: 
         )
 
 
-_OBSERVATIONS_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "observations": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "content": {"type": "string", "minLength": 1},
-                    "sourceEntryIds": {
-                        "type": "array",
-                        "minItems": 1,
-                        "items": {"type": "string"},
+def _record_list_schema(list_key: str, ids_key: str) -> dict[str, Any]:
+    """``{list_key: [{content, ids_key: [id, ...]}, ...]}``: the shape of the
+    observer's and the reflector's record tools (each record cites its ids)."""
+    return {
+        "type": "object",
+        "properties": {
+            list_key: {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "content": {"type": "string", "minLength": 1},
+                        ids_key: {"type": "array", "minItems": 1, "items": {"type": "string"}},
                     },
+                    "required": ["content", ids_key],
+                    "additionalProperties": False,
                 },
-                "required": ["content", "sourceEntryIds"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["observations"],
-    "additionalProperties": False,
-}
+            }
+        },
+        "required": [list_key],
+        "additionalProperties": False,
+    }
 
-_REFLECTIONS_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "reflections": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "content": {"type": "string", "minLength": 1},
-                    "observationIds": {
-                        "type": "array",
-                        "minItems": 1,
-                        "items": {"type": "string"},
-                    },
-                },
-                "required": ["content", "observationIds"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["reflections"],
-    "additionalProperties": False,
-}
+
+_OBSERVATIONS_SCHEMA = _record_list_schema("observations", "sourceEntryIds")
+_REFLECTIONS_SCHEMA = _record_list_schema("reflections", "observationIds")
 
 _DROP_SCHEMA = {
     "type": "object",
