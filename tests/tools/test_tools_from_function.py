@@ -211,3 +211,14 @@ def test_unusable_signatures_are_config_errors_naming_the_tool() -> None:
         define_tool(42)  # type: ignore[call-overload]
     with pytest.raises(ConfigError, match="name twice"):
         define_tool("a", varargs, name="b")  # type: ignore[call-overload]
+
+
+def test_a_type_only_known_locally_is_a_config_error_naming_it() -> None:
+    class Local(BaseModel):  # annotations are strings here: Local cannot be resolved
+        x: int
+
+    def uses_local(item: Local) -> int:
+        return item.x
+
+    with pytest.raises(ConfigError, match=r"tool 'uses_local': cannot resolve a type hint .*Local"):
+        define_tool(uses_local)
