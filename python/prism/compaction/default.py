@@ -11,9 +11,7 @@ O(n) over the branch; raw entries are never touched.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from prism.compaction.options import (
@@ -78,26 +76,15 @@ class DefaultCompactionStrategy:
         redactor = _redactor((*self.secrets, *check_secrets(context.secrets)))
         summary = _cap_lines([redactor.redact_text(line) for line in lines], cap)
 
-        leaf = (
-            context.leaf_id
-            if context.leaf_id is not None
-            else (entries[-1]["id"] if entries else None)
-        )
-        new_id = context.new_entry_id() if context.new_entry_id else f"entry_{uuid.uuid4().hex}"
-        entry: CompactionEntry = {
-            "id": new_id,
-            "sessionId": context.session_id,
-            "parentId": leaf,
-            "kind": "compaction",
-            "createdAt": _now(),
-            "summary": summary,
-            "data": compaction_entry_data(
+        entry = context.compaction_entry(
+            summary,
+            compaction_entry_data(
                 through_entry_id=through,
                 keep_entry_ids=keep_ids,
                 strategy=self.name,
                 trigger=context.trigger,
             ),
-        }
+        )
         return CompactionResult(summary=summary, entries=[entry])
 
     def __repr__(self) -> str:  # never shows secrets
@@ -224,7 +211,3 @@ def _redactor(secrets: Sequence[str]) -> Any:
             f"compaction secrets are invalid ({type(exc).__name__}): each must be a string of "
             "at least prism._native.MIN_SECRET_LENGTH characters"
         ) from None
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -7,12 +7,14 @@ construction, so a typo in a trigger fails when the options are built.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from prism._clock import utc_timestamp
 from prism.attention.triggers import assert_compaction_trigger
-from prism.contracts import CompactionEntryData, SessionEntry
+from prism.contracts import CompactionEntry, CompactionEntryData, SessionEntry
 from prism.errors import ConfigError
 
 DEFAULT_STRATEGY_NAME = "default-compaction"
@@ -45,6 +47,23 @@ class CompactionContext:
     # session's retry options (RetryOptions or None) and its sleep function.
     retry: Any = None
     sleep: Callable[[float], Awaitable[Any]] | None = None
+
+    def compaction_entry(self, summary: str, data: Mapping[str, Any]) -> CompactionEntry:
+        """The entry a strategy returns: hung under ``leaf_id`` (default: the
+        last of ``entries``), its id from ``new_entry_id`` when the runtime
+        chooses ids, stamped now."""
+        leaf = self.leaf_id
+        if leaf is None and self.entries:
+            leaf = self.entries[-1]["id"]
+        return {
+            "id": self.new_entry_id() if self.new_entry_id else f"entry_{uuid.uuid4().hex}",
+            "sessionId": self.session_id,
+            "parentId": leaf,
+            "kind": "compaction",
+            "createdAt": utc_timestamp(),
+            "summary": summary,
+            "data": data,  # type: ignore[typeddict-item]  # strategies add their own keys
+        }
 
 
 @dataclass(frozen=True, slots=True)

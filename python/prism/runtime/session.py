@@ -5,12 +5,12 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import sniffio
 
+from prism._clock import utc_timestamp
 from prism.branching import branch_entries, copy_branch
 from prism.contracts import ErrorInfo, Message, ModelConfig, RunFinishedEvent, SessionEntry
 from prism.errors import (
@@ -51,10 +51,6 @@ if TYPE_CHECKING:
 
 BUSY_MESSAGE = "Agent session already has an active run"
 _NO_REPORTING: AbstractContextManager[None] = nullcontext()
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class AgentSession:
@@ -175,7 +171,7 @@ class AgentSession:
         redactor = self.agent.config.redactor
         async with self._append_lock():
             parent = self.branch.leaf_id
-            stamp = _now()
+            stamp = utc_timestamp()
             for entry in entries:
                 entry["parentId"] = parent
                 entry.setdefault("createdAt", stamp)

@@ -10,9 +10,7 @@ nothing and the session stays usable.
 from __future__ import annotations
 
 import inspect
-import uuid
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from prism import _native
@@ -232,26 +230,10 @@ class LlmCompactionStrategy:
         summary: str,
         redactor: SecretRedactor,
     ) -> CompactionEntry:
-        entries = context.entries
-        leaf = (
-            context.leaf_id
-            if context.leaf_id is not None
-            else (entries[-1]["id"] if entries else None)
-        )
-        new_id = context.new_entry_id() if context.new_entry_id else f"entry_{uuid.uuid4().hex}"
         after = _native.estimate_text_tokens(summary) + _native.MESSAGE_OVERHEAD_TOKENS
         data = prep.entry_data(strategy=self.name, estimated_tokens_after=after + prep.kept_tokens)
-        return {
-            "id": new_id,
-            "sessionId": context.session_id,
-            "parentId": leaf,
-            "kind": "compaction",
-            "createdAt": datetime.now(UTC)
-            .isoformat(timespec="milliseconds")
-            .replace("+00:00", "Z"),
-            "summary": summary,
-            "data": redactor.redact_value(data),  # type: ignore[typeddict-item]  # paths are host data too
-        }
+        # Paths in the data are host data too: redacted like the summary.
+        return context.compaction_entry(summary, redactor.redact_value(data))
 
 
 def _cap(text: str, max_chars: int) -> str:

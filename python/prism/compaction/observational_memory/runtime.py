@@ -15,11 +15,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import anyio
 
+from prism._clock import utc_timestamp
 from prism._native import estimate_entry_tokens, estimate_message_tokens
 from prism.compaction.observational_memory import workers
 from prism.compaction.observational_memory._redaction import as_redactor, combine
@@ -100,10 +100,6 @@ class FlushReport:
         if self.compaction_entry_id is not None:
             out["compactionEntryId"] = self.compaction_entry_id
         return out
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class ObservationalMemoryRuntime:
@@ -191,7 +187,7 @@ class ObservationalMemoryRuntime:
     def _debug(self, settings: ObservationalMemorySettings, **line: Any) -> None:
         if not settings.debug_log:
             return
-        line["at"] = _now()
+        line["at"] = utc_timestamp()
         self.debug_lines.append(self._redactor.redact_value(line))
         del self.debug_lines[:-MAX_DEBUG_LINES]
 

@@ -14,9 +14,7 @@ compacting early never loses the older conversation.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from prism.compaction.default import create_default_compaction_strategy
@@ -137,7 +135,6 @@ class ObservationalMemoryCompactionStrategy:
             if len(redactor):
                 memory = redactor.redact_value(memory)
         keep_ids, through = _keep_and_through(entries, keep)
-        leaf = context.leaf_id if context.leaf_id is not None else _last_id(entries)
         data: dict[str, Any] = dict(
             compaction_entry_data(
                 through_entry_id=through,
@@ -147,28 +144,13 @@ class ObservationalMemoryCompactionStrategy:
             )
         )
         data["memory"] = memory
-        entry: dict[str, Any] = {
-            "id": context.new_entry_id() if context.new_entry_id else f"entry_{uuid.uuid4().hex}",
-            "sessionId": context.session_id,
-            "parentId": leaf,
-            "kind": "compaction",
-            "createdAt": datetime.now(UTC)
-            .isoformat(timespec="milliseconds")
-            .replace("+00:00", "Z"),
-            "summary": summary,
-            "data": data,
-        }
-        return CompactionResult(summary=summary, entries=[entry])  # type: ignore[list-item]
+        return CompactionResult(summary=summary, entries=[context.compaction_entry(summary, data)])
 
     def __repr__(self) -> str:
         return (
             f"ObservationalMemoryCompactionStrategy(name={self.name!r}, "
             f"keep_recent_entries={self.keep_recent_entries})"
         )
-
-
-def _last_id(entries: Sequence[Mapping[str, Any]]) -> str | None:
-    return entries[-1]["id"] if entries else None
 
 
 def _keep_and_through(
