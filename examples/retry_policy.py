@@ -17,7 +17,11 @@ async def main() -> None:
     ):
         print(f"{info['message']!r}: transient={is_transient_error_info(info)}")
 
-    options = RetryOptions.from_json({"maxAttempts": 4, "baseDelayMs": 100, "maxDelayMs": 300})
+    # jitter off to print the plain schedule; by default each backoff is drawn
+    # from [0, backoff] (full jitter), and "seed" makes the draws repeatable.
+    options = RetryOptions.from_json(
+        {"maxAttempts": 4, "baseDelayMs": 100, "maxDelayMs": 300, "jitter": False}
+    )
     policy = options.resolve_policy()
     slept: list[float] = []
 

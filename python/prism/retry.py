@@ -135,9 +135,11 @@ class DefaultRetryPolicy:
     that value; if it asks for longer than ``max_delay_ms`` the policy gives up
     instead of retrying early (the cap bounds how long a run can stall).
 
-    ``jitter=True`` applies full jitter to the backoff (a uniform draw in
-    ``[0, backoff]``, so many clients do not retry in step); ``seed`` makes the
-    draws repeatable in tests. A Retry-After is never shortened by jitter."""
+    ``jitter=True`` (the default) applies full jitter to the backoff (a
+    uniform draw in ``[0, backoff]``, so many clients failing together do not
+    retry in step); ``seed`` makes the draws repeatable in tests and
+    ``jitter=False`` gives the plain schedule. A Retry-After is never
+    shortened by jitter."""
 
     def __init__(
         self,
@@ -146,7 +148,7 @@ class DefaultRetryPolicy:
         max_delay_ms: int = DEFAULT_MAX_DELAY_MS,
         secrets: Iterable[str] = (),
         *,
-        jitter: bool = False,
+        jitter: bool = True,
         seed: int | None = None,
     ) -> None:
         self.max_attempts = _non_negative_int("max_attempts", max_attempts, 1)
@@ -191,7 +193,7 @@ def create_default_retry_policy(
     max_delay_ms: int = DEFAULT_MAX_DELAY_MS,
     secrets: Iterable[str] = (),
     *,
-    jitter: bool = False,
+    jitter: bool = True,
     seed: int | None = None,
 ) -> DefaultRetryPolicy:
     return DefaultRetryPolicy(
@@ -219,7 +221,7 @@ class RetryOptions:
     max_attempts: int = 3
     base_delay_ms: int = 100
     max_delay_ms: int = DEFAULT_MAX_DELAY_MS
-    jitter: bool = False
+    jitter: bool = True
     seed: int | None = None
     secrets: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)

@@ -30,6 +30,12 @@ ANSWER = "Mock response from gpt-4o."
 # Short enough that a stall ends the attempt fast, long enough for a loaded
 # 2-core CI machine to stream a normal chunk.
 READ_TIMEOUT_S = 0.5
+# The default policy (3 attempts, 100 ms base, full jitter) with a seed whose
+# two backoffs are 57 ms then 143 ms: each run's agent starts the sequence
+# afresh, so the waits are the same in every run and grow, as llmock's
+# no_backoff check wants (full jitter can draw a shorter second wait, which
+# llmock would read as "no backoff").
+RETRY_SEED = 11
 
 
 @dataclass
@@ -85,7 +91,7 @@ async def run_agent(
         model=MODEL,
         provider=provider,
         tools=list(tools),
-        retry=retry or RetryOptions(base_delay_ms=20, seed=18),
+        retry=retry or RetryOptions(seed=RETRY_SEED),
         max_tool_rounds=3,
     )
     session = agent.create_session()

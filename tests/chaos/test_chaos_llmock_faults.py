@@ -243,3 +243,20 @@ async def test_broken_tool_call_goes_back_to_the_model_and_the_run_goes_on(
     # The model saw the error: the second request carries it as the tool result.
     second = chaos.requests()[1]["body"]["messages"][-1]
     assert second["role"] == "tool" and code in second["content"]
+
+
+@pytest.mark.anyio
+async def test_two_broken_attempts_back_off_with_jitter_then_succeed(
+    llmock_process: ServerProcess, chaos: LLMockControl
+) -> None:
+    chaos.script(_fault("disconnect", 0), _fault("truncate", 1))
+    async with make_provider(llmock_process) as provider:
+        outcome = await run_agent(provider, "hello twice broken")
+    _assert_succeeded_with_full_answer(outcome)
+    scheduled = outcome.of_type("retry_scheduled")
+    assert [e["error"]["code"] for e in scheduled] == ["ECONNRESET", "stream_incomplete"]
+    # Full jitter draws each wait from [0, 100 * 2**(attempt-1)] ms.
+    delays = [e["delayMs"] for e in scheduled]
+    assert 0 <= delays[0] <= 100 and 0 <= delays[1] <= 200
+    assert len(chaos.requests()) == 3
+    assert chaos.verdict()["findings"] == [], chaos.verdict_text()  # no no_backoff

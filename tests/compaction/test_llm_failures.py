@@ -224,7 +224,9 @@ async def test_transient_failures_retry_with_the_sessions_retry_options() -> Non
         provider=model, model=SUMMARY_MODEL, keep_recent_tokens=1500
     )
     session, _ = await session_with_history(
-        strategy, retry=RetryOptions(max_attempts=3, base_delay_ms=40), sleep=fake_sleep
+        strategy,
+        retry=RetryOptions(max_attempts=3, base_delay_ms=40, jitter=False),
+        sleep=fake_sleep,
     )
     entry = await session.compact(strategy=strategy)
     assert entry["summary"].startswith("## Goal\nrecovered")

@@ -72,10 +72,28 @@ TRANSIENT: ErrorInfo = {"message": "overloaded", "code": "503"}
 
 
 def test_exponential_backoff_capped() -> None:
-    policy = create_default_retry_policy(max_attempts=10, base_delay_ms=100, max_delay_ms=1000)
+    policy = create_default_retry_policy(
+        max_attempts=10, base_delay_ms=100, max_delay_ms=1000, jitter=False
+    )
     delays = [policy.decide(ctx(n, TRANSIENT)).delay_ms for n in range(1, 10)]
     assert delays == [100, 200, 400, 800, 1000, 1000, 1000, 1000, 1000]
     assert policy.backoff_ms(10_000) == 1000
+
+
+def test_full_jitter_is_on_by_default_within_the_backoff() -> None:
+    assert RetryOptions().jitter is True
+    policy = create_default_retry_policy(max_attempts=60, base_delay_ms=100, max_delay_ms=1000)
+    assert policy.jitter is True
+    delays = [policy.decide(ctx(n % 5 + 1, TRANSIENT)).delay_ms for n in range(50)]
+    caps = [min(100 * 2 ** (n % 5), 1000) for n in range(50)]
+    assert all(0 <= d <= cap for d, cap in zip(delays, caps, strict=True))
+    assert delays != caps  # drawn, not the plain schedule (50 draws cannot all hit the cap)
+    seeded = RetryOptions(seed=5).resolve_policy()
+    again = RetryOptions(seed=5).resolve_policy()
+    assert [seeded.decide(ctx(2, TRANSIENT)) for _ in range(5)] == [
+        again.decide(ctx(2, TRANSIENT))
+        for _ in range(5)  # type: ignore[union-attr]
+    ]
 
 
 def test_max_attempts_counts_total_attempts() -> None:
@@ -94,7 +112,9 @@ def test_never_after_output_abort_or_non_transient() -> None:
 
 
 def test_retry_after_raises_delay_or_gives_up_past_the_cap() -> None:
-    policy = create_default_retry_policy(max_attempts=5, base_delay_ms=100, max_delay_ms=1000)
+    policy = create_default_retry_policy(
+        max_attempts=5, base_delay_ms=100, max_delay_ms=1000, jitter=False
+    )
     assert policy.decide(ctx(1, {**TRANSIENT, "retryAfterMs": 750})).delay_ms == 750
     assert policy.decide(ctx(3, {**TRANSIENT, "retryAfterMs": 50})).delay_ms == 400
     assert policy.decide(ctx(1, {**TRANSIENT, "retryAfterMs": 1000})).delay_ms == 1000
@@ -125,7 +145,13 @@ def test_decision_rejects_negative_delay() -> None:
 
 def test_options_from_json_and_policy_resolution() -> None:
     options = RetryOptions.from_json(
-        {"maxAttempts": 5, "baseDelayMs": 10, "maxDelayMs": 40, "secrets": ["s3cret-value"]}
+        {
+            "maxAttempts": 5,
+            "baseDelayMs": 10,
+            "maxDelayMs": 40,
+            "jitter": False,
+            "secrets": ["s3cret-value"],
+        }
     )
     assert (options.max_attempts, options.base_delay_ms, options.max_delay_ms) == (5, 10, 40)
     assert options.secrets == ("s3cret-value",)
@@ -213,7 +239,9 @@ class FakeClock:
 @pytest.mark.anyio
 async def test_wait_for_retry_with_fake_clock() -> None:
     clock = FakeClock()
-    policy = create_default_retry_policy(max_attempts=4, base_delay_ms=100, max_delay_ms=1000)
+    policy = create_default_retry_policy(
+        max_attempts=4, base_delay_ms=100, max_delay_ms=1000, jitter=False
+    )
     for attempt in (1, 2, 3, 4):
         await wait_for_retry(policy.decide(ctx(attempt, TRANSIENT)), sleep=clock.sleep)
     assert clock.sleeps == [0.1, 0.2, 0.4]  # the 4th attempt is refused, so no wait

@@ -130,7 +130,7 @@ async def test_retried_turn() -> None:
 
     agent = make_agent(
         [[provider_error("upstream overloaded", "503")], FINAL],
-        retry=RetryOptions(base_delay_ms=250),
+        retry=RetryOptions(base_delay_ms=250, jitter=False),  # exact delays
         sleep=fake_sleep,
     )
     session = agent.create_session()
