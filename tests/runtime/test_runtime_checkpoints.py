@@ -307,3 +307,58 @@ def test_each_bad_field_is_dropped_on_its_own_with_a_warning() -> None:
     assert parsed.steering == [] and parsed.model is None
     assert parsed.attention_sticky == {"thinking": ["k"]}
     assert warned == ["step", "pendingToolCalls", "steering", "sessionState.model"]
+
+
+async def test_concurrent_tool_calls_each_store_their_result_with_a_checkpoint() -> None:
+    def two_calls(request: Any) -> list[Any]:
+        if request["messages"][-1]["role"] == "tool":
+            return [provider_text_delta("done"), provider_done()]
+        return [
+            provider_tool_call("a", "echo", {"n": 1}),
+            provider_tool_call("b", "echo", {"n": 2}),
+            provider_done(),
+        ]
+
+    agent = make_agent(
+        two_calls,
+        tools=[define_tool("echo", lambda a, c: a, idempotent=True)],
+        tool_concurrency=2,
+        durable=True,
+    )
+    session = agent.create_session()
+    result = await session.run("go")
+    entries = await session.entries()
+    found = checkpoints(entries)
+    assert [c["phase"] for c in found] == ["input", "turn", "tool", "tool", "end"]
+    assert sorted(c["id"] for c in found[1]["pendingToolCalls"]) == ["a", "b"]
+    assert "pendingToolCalls" not in found[3]  # both answered
+    answered = [m["content"][0]["toolCallId"] for m in result.messages if m["role"] == "tool"]
+    assert sorted(answered) == ["a", "b"]
+    assert await session.resume() is None
+
+
+async def test_a_durable_run_returns_structured_output_and_checkpoints_the_correction() -> None:
+    from pydantic import BaseModel
+
+    class Weather(BaseModel):
+        city: str
+        celsius: float
+
+    provider = create_mock_provider(
+        [
+            [provider_text_delta("not json"), provider_done()],
+            [
+                provider_tool_call("c1", "final_result", {"city": "Oslo", "celsius": 4.5}),
+                provider_done(),
+            ],
+        ]
+    )
+    agent = create_agent(model=MODEL, provider=provider, durable=True)
+    session = agent.create_session()
+    result = await session.run("Weather?", output_type=Weather, output_mode="tool")
+    assert result.output == Weather(city="Oslo", celsius=4.5)
+    phases = [c["phase"] for c in checkpoints(await session.entries())]
+    # input, the text answer, its correction (an input step), the
+    # final_result turn (its result known at once), then the end.
+    assert phases == ["input", "turn", "input", "turn", "end"]
+    assert await session.resume() is None

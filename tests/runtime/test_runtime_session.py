@@ -396,7 +396,14 @@ async def test_breaking_out_of_stream_aborts_the_run() -> None:
 
 async def test_bad_input_and_options_append_nothing() -> None:
     session = make_agent(FINAL).create_session()
-    for bad in ("", [], {"role": "robot", "content": []}, 42, [{"role": "user", "content": "x"}]):
+    for bad in (
+        "",
+        [],
+        {"role": "robot", "content": []},
+        {"role": ["user"], "content": []},  # unhashable: still a ConfigError
+        42,
+        [{"role": "user", "content": "x"}],
+    ):
         with pytest.raises(ConfigError, match="input"):
             await session.run(bad)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"run option model\.provider"):

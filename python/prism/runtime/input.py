@@ -15,7 +15,8 @@ _INPUT_HINT = "input must be a non-empty string, a message dict, or a list of me
 def _check_message(value: Any, where: str) -> Message:
     if not isinstance(value, Mapping):
         raise ConfigError(f"{where} must be a message dict, got {type(value).__name__}")
-    if value.get("role") not in _ROLES:
+    role = value.get("role")
+    if not isinstance(role, str) or role not in _ROLES:
         raise ConfigError(
             f"{where}.role must be one of {sorted(_ROLES)}, got {value.get('role')!r}"
         )
