@@ -13,7 +13,8 @@ from typing import Any
 
 import anyio
 
-from prism import create_agent, create_attention_truncation_trigger
+from prism import create_agent
+from prism.attention import create_attention_truncation_trigger
 from prism.providers import (
     create_mock_provider,
     provider_done,

@@ -7,13 +7,9 @@ from typing import Any
 
 import anyio
 
-from prism import (
-    create_memory_session_store,
-    create_mock_provider,
-    provider_done,
-    provider_text_delta,
-)
+from prism import create_memory_session_store, create_mock_provider
 from prism.branching import labels, list_leaves, rebuild_session_context
+from prism.providers import provider_done, provider_text_delta
 from prism.runtime import create_agent
 
 

@@ -15,16 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from prism import (
-    Agent,
-    create_middleware_registry,
-    create_mock_provider,
-    provider_done,
-    provider_text_delta,
-    provider_tool_call,
-    tool,
-)
-from prism.runtime import create_agent
+from prism import create_middleware_registry, create_mock_provider, tool
+from prism.providers import provider_done, provider_text_delta, provider_tool_call
+from prism.runtime import Agent, create_agent
 
 
 @tool

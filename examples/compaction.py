@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import anyio
 
-from prism import (
+from prism import CompactionOptions, create_memory_session_store
+from prism.branching import rebuild_session_context
+from prism.compaction import (
     CompactionContext,
-    CompactionOptions,
     ShouldCompactContext,
     create_default_compaction_strategy,
-    create_memory_session_store,
     resolve_should_compact,
 )
-from prism.branching import rebuild_session_context
 from prism.contracts import SessionEntry
 
 API_KEY = "sk-example-not-a-real-key-123"

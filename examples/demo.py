@@ -15,9 +15,8 @@ from typing import Any
 
 import anyio
 
-from prism import (
-    create_mock_provider,
-    define_tool,
+from prism import create_mock_provider, define_tool
+from prism.providers import (
     provider_done,
     provider_text_delta,
     provider_thinking_delta,

@@ -12,19 +12,14 @@ from typing import Any
 
 import anyio
 
-from prism import (
-    create_mock_provider,
-    define_tool,
-    provider_done,
-    provider_text_delta,
-    provider_tool_call,
-)
+from prism import create_mock_provider, define_tool
 from prism.compaction import CompactionOptions
 from prism.compaction.llm import (
     create_llm_compaction_extension,
     create_llm_compaction_strategy,
 )
 from prism.extensions import create_extension_kernel
+from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
 
 API_KEY = "sk-example-not-a-real-key-123"

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import anyio
 
-from prism import (
-    create_mock_provider,
-    create_provider_registry,
-    provider_done,
-    provider_text_delta,
-    provider_tool_call,
-    provider_usage,
-)
+from prism import create_mock_provider, create_provider_registry
 from prism.contracts import ProviderRequest
+from prism.providers import provider_done, provider_text_delta, provider_tool_call, provider_usage
 from prism.testing import assert_provider_stream_conforms
 
 REQUEST: ProviderRequest = {

@@ -14,13 +14,9 @@ import uuid
 
 import anyio
 
-from prism import (
-    DuplicateEntryError,
-    SessionBusyError,
-    create_mock_provider,
-    provider_done,
-    provider_text_delta,
-)
+from prism import SessionBusyError, create_mock_provider
+from prism.errors import DuplicateEntryError
+from prism.providers import provider_done, provider_text_delta
 from prism.runtime import create_agent
 from prism.stores.postgres import create_postgres_session_store
 

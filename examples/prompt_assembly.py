@@ -7,14 +7,14 @@ from typing import Any
 
 import anyio
 
-from prism import (
+from prism import create_middleware_registry
+from prism.assembly import (
+    ContextRequest,
     Skill,
     SystemPromptLayer,
     assemble_provider_input,
-    create_middleware_registry,
     render_prompt_template,
 )
-from prism.assembly import ContextRequest
 from prism.contracts import Message
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import anyio
 
-from prism import RetryContext, RetryOptions, is_transient_error_info, wait_for_retry
+from prism import RetryOptions
 from prism.contracts import ErrorInfo
-from prism.retry import decide_retry
+from prism.retry import RetryContext, decide_retry, is_transient_error_info, wait_for_retry
 
 
 async def main() -> None:

@@ -10,9 +10,9 @@ from typing import Any
 
 import anyio
 
-from prism import create_mock_provider, provider_done, provider_text_delta
+from prism import create_mock_provider
 from prism.contracts import Message
-from prism.providers import create_provider_registry
+from prism.providers import create_provider_registry, provider_done, provider_text_delta
 from prism.runtime import create_agent
 
 

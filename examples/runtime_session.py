@@ -7,14 +7,8 @@ from typing import Any
 
 import anyio
 
-from prism import (
-    RunAbortedError,
-    create_mock_provider,
-    define_tool,
-    provider_done,
-    provider_text_delta,
-    provider_tool_call,
-)
+from prism import RunAbortedError, create_mock_provider, define_tool
+from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
 
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import anyio
 
-from prism import UnknownNameError, create_mock_provider, provider_done, provider_text_delta
+from prism import UnknownNameError, create_mock_provider
+from prism.providers import provider_done, provider_text_delta
 from prism.runtime import create_agent
 
 MODEL = {"provider": "mock", "model": "demo", "limits": {"contextWindow": 8_000}}

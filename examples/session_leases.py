@@ -14,14 +14,8 @@ from pathlib import Path
 
 import anyio
 
-from prism import (
-    SessionBusyError,
-    create_agent,
-    create_jsonl_session_store,
-    create_mock_provider,
-    provider_done,
-    provider_text_delta,
-)
+from prism import SessionBusyError, create_agent, create_jsonl_session_store, create_mock_provider
+from prism.providers import provider_done, provider_text_delta
 
 
 async def main() -> None:

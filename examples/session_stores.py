@@ -10,13 +10,10 @@ from pathlib import Path
 
 import anyio
 
-from prism import (
-    DuplicateEntryError,
-    create_jsonl_session_store,
-    create_sqlite_session_store,
-    read_jsonl_session_entries,
-)
+from prism import create_jsonl_session_store, create_sqlite_session_store
 from prism.contracts import SessionEntry
+from prism.errors import DuplicateEntryError
+from prism.stores import read_jsonl_session_entries
 
 
 def message(entry_id: str, parent: str | None, role: str, text: str) -> SessionEntry:

@@ -14,7 +14,8 @@ import anyio
 import httpx
 from pydantic import BaseModel, Field
 
-from prism import create_mock_provider, provider_done, provider_tool_call
+from prism import create_mock_provider
+from prism.providers import provider_done, provider_tool_call
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.runtime import create_agent
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import anyio
 
-from prism import create_mock_provider, provider_done, provider_text_delta, provider_tool_call, tool
+from prism import create_mock_provider, tool
+from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.runtime import Agent, create_agent
 

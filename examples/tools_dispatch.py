@@ -6,14 +6,9 @@ from typing import Any
 
 import anyio
 
-from prism import (
-    ToolContext,
-    create_middleware_registry,
-    create_tool_registry,
-    run_tool_calls,
-    tool,
-)
+from prism import ToolContext, create_middleware_registry, tool
 from prism.contracts import ToolCall
+from prism.tools import create_tool_registry, run_tool_calls
 
 
 @tool(

@@ -10,15 +10,8 @@ from typing import Literal
 import anyio
 from pydantic import BaseModel
 
-from prism import (
-    ToolContext,
-    create_mock_provider,
-    define_tool,
-    provider_done,
-    provider_text_delta,
-    provider_tool_call,
-    tool,
-)
+from prism import ToolContext, create_mock_provider, define_tool, tool
+from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
 
 

@@ -242,8 +242,9 @@ def test_serve_rpc_embeds_the_server_on_stdio(host_app: tuple[Path, dict[str, st
 async def test_serve_rpc_refuses_a_bad_session_id_before_reading(tmp_path: Path) -> None:
     import io
 
-    from prism import ConfigError, create_mock_provider, provider_done
+    from prism import ConfigError, create_mock_provider
     from prism.cli import serve_rpc
+    from prism.providers import provider_done
     from prism.runtime import create_agent
 
     agent = create_agent(

@@ -9,9 +9,10 @@ import anyio
 import pytest
 from tests.compaction.llm_support import SECRET, SUMMARY_MODEL, dumped, summary_model
 
-from prism import create_mock_provider, provider_done, provider_error, provider_text_delta
+from prism import create_mock_provider
 from prism.compaction.llm import LlmCompactionError, create_llm_compaction_strategy
 from prism.errors import ConfigError, CredentialError, ProviderError
+from prism.providers import provider_done, provider_error, provider_text_delta
 from prism.retry import RetryOptions
 from prism.runtime import create_agent
 from prism.security.credentials import callable_credential, explicit_credential

@@ -10,14 +10,7 @@ from typing import Any
 import pytest
 from tests.compaction.llm_support import SUMMARY_MODEL, prompt_of, summary_model
 
-from prism import (
-    _native,
-    create_mock_provider,
-    define_tool,
-    provider_done,
-    provider_text_delta,
-    provider_tool_call,
-)
+from prism import _native, create_mock_provider, define_tool
 from prism.compaction import CompactionOptions
 from prism.compaction.llm import (
     SPLIT_TURN_PROMPT,
@@ -27,6 +20,7 @@ from prism.compaction.llm import (
 )
 from prism.errors import ConfigError
 from prism.extensions import create_extension_kernel
+from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
 
 pytestmark = pytest.mark.anyio

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from prism import create_agent, create_mock_provider, provider_done, provider_text_delta
+from prism import create_agent, create_mock_provider
 from prism.assembly.context import ContextRequest
 from prism.extensions import ExtensionAPI, create_extension_kernel, define_extension
+from prism.providers import provider_done, provider_text_delta
 
 
 @pytest.mark.anyio

@@ -13,15 +13,8 @@ import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from prism import (
-    ConfigError,
-    StructuredOutputError,
-    create_mock_provider,
-    define_tool,
-    provider_done,
-    provider_text_delta,
-    provider_tool_call,
-)
+from prism import ConfigError, StructuredOutputError, create_mock_provider, define_tool
+from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.runtime import create_agent
 

@@ -7,14 +7,8 @@ from typing import Any
 
 import pytest
 
-from prism import (
-    ConfigError,
-    create_middleware_registry,
-    create_mock_provider,
-    define_tool,
-    provider_done,
-    provider_text_delta,
-)
+from prism import ConfigError, create_middleware_registry, create_mock_provider, define_tool
+from prism.providers import provider_done, provider_text_delta
 from prism.runtime import create_agent
 from prism.stores import MemorySessionStore
 

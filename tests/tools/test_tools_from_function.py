@@ -10,16 +10,8 @@ import pytest
 from pydantic import BaseModel, field_validator
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from prism import (
-    ConfigError,
-    ToolContext,
-    create_mock_provider,
-    define_tool,
-    provider_done,
-    provider_text_delta,
-    provider_tool_call,
-    tool,
-)
+from prism import ConfigError, ToolContext, create_mock_provider, define_tool, tool
+from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
 from prism.tools import INVALID_ARGUMENTS, create_tool_registry, dispatch_tool_call
 
