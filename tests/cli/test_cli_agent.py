@@ -17,14 +17,8 @@ from tests.cli.conftest import SAFETY_TIMEOUT, RpcClient, prism_executable
 HOST_APP = '''
 import os
 
-from prism import (
-    create_middleware_registry,
-    create_mock_provider,
-    provider_done,
-    provider_text_delta,
-    provider_tool_call,
-    tool,
-)
+from prism import create_middleware_registry, create_mock_provider, tool
+from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
 from prism.stores import create_sqlite_session_store
 
