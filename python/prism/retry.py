@@ -18,6 +18,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import anyio
 
+from prism._json_fields import NOT_JSON, json_keys, read_json_fields
 from prism.contracts import ErrorInfo
 from prism.errors import ConfigError
 from prism.security.redaction import SecretRedactor, create_redactor
@@ -201,15 +202,10 @@ def create_default_retry_policy(
     )
 
 
-_JSON_KEYS: Final[dict[str, str]] = {
-    "maxAttempts": "max_attempts",
-    "baseDelayMs": "base_delay_ms",
-    "maxDelayMs": "max_delay_ms",
-    "jitter": "jitter",
-    "seed": "seed",
-    "secrets": "secrets",
-    "metadata": "metadata",
-}
+def _secrets_from_json(value: object) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise ConfigError("retry option 'secrets' must be a list of strings")
+    return tuple(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,13 +213,13 @@ class RetryOptions:
     """Retry config for an agent or a run. ``policy`` replaces the default
     policy entirely; the numeric fields configure the default one."""
 
-    policy: RetryPolicy | None = None
+    policy: RetryPolicy | None = field(default=None, metadata=NOT_JSON)
     max_attempts: int = 3
     base_delay_ms: int = 100
     max_delay_ms: int = DEFAULT_MAX_DELAY_MS
     jitter: bool = True
     seed: int | None = None
-    secrets: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = field(default=(), metadata={"from_json": _secrets_from_json})
     metadata: Mapping[str, Any] = field(default_factory=dict)
     # Built once from ``secrets`` (never per retry); masks retry error infos.
     redactor: SecretRedactor = field(init=False, repr=False, compare=False)
@@ -256,17 +252,11 @@ class RetryOptions:
         come from JSON; unknown keys are rejected so typos do not go silent."""
         if not isinstance(data, Mapping):
             raise ConfigError(f"retry options must be an object, got {type(data).__name__}")
-        unknown = sorted(set(data) - set(_JSON_KEYS))
+        keys = json_keys(cls)
+        unknown = sorted(map(str, set(data) - set(keys)))
         if unknown:
-            raise ConfigError(f"unknown retry option(s) {unknown}; expected {sorted(_JSON_KEYS)}")
-        kwargs: dict[str, Any] = {_JSON_KEYS[key]: value for key, value in data.items()}
-        if "secrets" in kwargs:
-            if isinstance(kwargs["secrets"], str) or not isinstance(
-                kwargs["secrets"], list | tuple
-            ):
-                raise ConfigError("retry option 'secrets' must be a list of strings")
-            kwargs["secrets"] = tuple(kwargs["secrets"])
-        return cls(**kwargs)
+            raise ConfigError(f"unknown retry option(s) {unknown}; expected {sorted(keys)}")
+        return cls(**read_json_fields(cls, data, snake_case=False).values)
 
     def resolve_policy(self) -> RetryPolicy:
         if self.policy is not None:

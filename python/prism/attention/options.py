@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from prism._json_fields import NOT_JSON, json_keys, read_json_fields
 from prism.attention.policy import (
     DEFAULT_POLICY,
     DEFAULT_PROACTIVE_FLOOR,
@@ -28,25 +29,6 @@ from prism.errors import AttentionConfigError
 
 MAX_EXCLUDE_TOOLS = 256
 MAX_TOOL_NAME_LENGTH = 256
-
-# camelCase wire key -> snake_case field, for from_json() and overlays.
-_JSON_KEYS: dict[str, str] = {
-    "triggerRatio": "trigger_ratio",
-    "compactRatio": "compact_ratio",
-    "thinkingKeepTurns": "thinking_keep_turns",
-    "keepLast": "keep_last",
-    "excludeTools": "exclude_tools",
-    "maxInputTokens": "max_input_tokens",
-    "reserveTokens": "reserve_tokens",
-    "targetRatio": "target_ratio",
-    "incremental": "incremental",
-    "persistFrontier": "persist_frontier",
-    "policy": "policy",
-    "proactiveFloor": "proactive_floor",
-}
-# Python callers may also pass snake_case keys, and the summarizer (a
-# callable, so never on a wire) only that way.
-_FIELDS = frozenset(_JSON_KEYS.values()) | {"tool_result_fold"}
 
 
 def _ratio(name: str, value: object) -> float:
@@ -122,7 +104,8 @@ class AttentionCompilerOptions:
     persist_frontier: bool = False
     policy: str = DEFAULT_POLICY
     proactive_floor: float = DEFAULT_PROACTIVE_FLOOR
-    tool_result_fold: ToolResultFold | None = None
+    # A callable, so never on a wire; Python callers pass it by its name.
+    tool_result_fold: ToolResultFold | None = field(default=None, metadata=NOT_JSON)
 
     def __post_init__(self) -> None:
         trigger = _ratio("trigger_ratio", self.trigger_ratio)
@@ -168,7 +151,7 @@ class AttentionCompilerOptions:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for key, name in _JSON_KEYS.items():
+        for key, name in json_keys(AttentionCompilerOptions).items():
             value = getattr(self, name)
             if value is None:
                 continue
@@ -181,17 +164,14 @@ def _fields_from_json(data: object) -> dict[str, Any]:
         raise AttentionConfigError(
             f"attention compiler options must be an object, got {type(data).__name__}"
         )
-    fields: dict[str, Any] = {}
-    for key, value in data.items():
-        name = _JSON_KEYS.get(key) if isinstance(key, str) else None
-        if name is None and key in _FIELDS:
-            name = key  # snake_case keys are accepted from Python callers
-        if name is None:
+    # snake_case keys are accepted from Python callers
+    found = read_json_fields(AttentionCompilerOptions, data, snake_case=True)
+    if found.problems:
+        problem, key = found.problems[0]
+        if problem == "unknown":
             raise AttentionConfigError(f"unknown attention compiler option {key!r}")
-        if name in fields:
-            raise AttentionConfigError(f"attention compiler option {key!r} given twice")
-        fields[name] = value
-    return fields
+        raise AttentionConfigError(f"attention compiler option {key!r} given twice")
+    return found.values
 
 
 def coerce_options(options: object) -> AttentionCompilerOptions:

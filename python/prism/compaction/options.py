@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from prism._clock import utc_timestamp
+from prism._json_fields import read_json_fields
 from prism.attention.triggers import assert_compaction_trigger
 from prism.contracts import CompactionEntry, CompactionEntryData, SessionEntry
 from prism.errors import ConfigError
@@ -100,6 +101,15 @@ def check_secrets(secrets: object) -> tuple[str, ...]:
     return out
 
 
+def _trigger_from_json(trigger: object) -> object:
+    if not isinstance(trigger, Mapping):
+        return trigger  # __post_init__ refuses it with the trigger's own message
+    out = dict(trigger)
+    if "shouldCompact" in out and "should_compact" not in out:
+        out["should_compact"] = out.pop("shouldCompact")
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class CompactionOptions:
     """Compaction settings (all optional).
@@ -112,7 +122,9 @@ class CompactionOptions:
 
     strategy: CompactionStrategy | None = None
     threshold_entries: int | None = None
-    trigger: Mapping[str, Any] | None = None
+    trigger: Mapping[str, Any] | None = field(
+        default=None, metadata={"from_json": _trigger_from_json}
+    )
     keep_recent_entries: int | None = None
     max_summary_chars: int | None = None
     secrets: Sequence[str] = field(default=(), repr=False)  # never in logs
@@ -146,39 +158,13 @@ class CompactionOptions:
         accepted too). Unknown keys are refused so a typo is not ignored."""
         if not isinstance(value, Mapping):
             raise ConfigError(f"compaction options must be an object, got {type(value).__name__}")
-        fields: dict[str, Any] = {}
-        for key, item in value.items():
-            name = _JSON_KEYS.get(key)
-            if name is None:
+        found = read_json_fields(cls, value, snake_case=True)
+        if found.problems:
+            problem, key = found.problems[0]
+            if problem == "unknown":
                 raise ConfigError(f"unknown compaction option {key!r}")
-            if name in fields:
-                raise ConfigError(f"compaction option {key!r} given twice")
-            fields[name] = item
-        trigger = fields.get("trigger")
-        if isinstance(trigger, Mapping):
-            fields["trigger"] = _trigger_from_json(trigger)
-        return cls(**fields)
-
-
-_JSON_KEYS = {
-    "strategy": "strategy",
-    "thresholdEntries": "threshold_entries",
-    "threshold_entries": "threshold_entries",
-    "trigger": "trigger",
-    "keepRecentEntries": "keep_recent_entries",
-    "keep_recent_entries": "keep_recent_entries",
-    "maxSummaryChars": "max_summary_chars",
-    "max_summary_chars": "max_summary_chars",
-    "secrets": "secrets",
-    "metadata": "metadata",
-}
-
-
-def _trigger_from_json(trigger: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(trigger)
-    if "shouldCompact" in out and "should_compact" not in out:
-        out["should_compact"] = out.pop("shouldCompact")
-    return out
+            raise ConfigError(f"compaction option {key!r} given twice")
+        return cls(**found.values)
 
 
 def coerce_compaction_options(value: object) -> CompactionOptions | None:

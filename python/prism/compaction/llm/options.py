@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from prism._json_fields import NOT_JSON, json_keys, read_json_fields
 from prism.compaction.llm.prepare import DEFAULT_KEEP_RECENT_TOKENS, check_token_budget
 from prism.compaction.llm.prompts import DEFAULT_PROMPTS, CompactionPrompts
 from prism.compaction.llm.serialize import (
@@ -80,14 +81,16 @@ class LlmCompactionOptions:
     construction the first name of each pair holds the value.
     """
 
-    provider: Any = None
+    provider: Any = field(default=None, metadata=NOT_JSON)
     model: ModelConfig | None = None
-    summary_provider: Any = None
+    summary_provider: Any = field(default=None, metadata=NOT_JSON)
     summary_model: ModelConfig | None = None
-    credential: Any = field(default=None, repr=False)
+    credential: Any = field(default=None, repr=False, metadata=NOT_JSON)
     credential_request: Mapping[str, Any] | None = None
     provider_options: Mapping[str, Any] = field(default_factory=dict)
-    provider_request_policies: Sequence[ProviderRequestPolicy] = ()
+    provider_request_policies: Sequence[ProviderRequestPolicy] = field(
+        default=(), metadata=NOT_JSON
+    )
     custom_instructions: str | None = None
     thinking_level: str | None = None
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
@@ -98,9 +101,9 @@ class LlmCompactionOptions:
     track_file_operations: bool = True
     include_file_operations: bool = True
     secrets: Sequence[str] = field(default=(), repr=False)
-    prompts: CompactionPrompts = DEFAULT_PROMPTS
-    retry: Any = None
-    name: str = LLM_COMPACTION_STRATEGY_NAME
+    prompts: CompactionPrompts = field(default=DEFAULT_PROMPTS, metadata=NOT_JSON)
+    retry: Any = field(default=None, metadata=NOT_JSON)
+    name: str = field(default=LLM_COMPACTION_STRATEGY_NAME, metadata=NOT_JSON)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -211,34 +214,15 @@ class LlmCompactionOptions:
             raise ConfigError(
                 f"llm compaction options must be an object, got {type(data).__name__}"
             )
-        fields: dict[str, Any] = {}
-        for key, value in data.items():
-            name = _JSON_KEYS.get(key)
-            if name is None:
-                raise ConfigError(
-                    f"unknown llm compaction option {key!r}; expected one of {sorted(_JSON_KEYS)}"
-                )
-            fields[name] = value
+        found = read_json_fields(cls, data, snake_case=False)
+        if found.unknown:
+            raise ConfigError(
+                f"unknown llm compaction option {found.unknown[0]!r};"
+                f" expected one of {sorted(json_keys(cls))}"
+            )
+        fields = found.values
         fields.update(objects)
         return cls(**fields)
-
-
-_JSON_KEYS: dict[str, str] = {
-    "model": "model",
-    "summaryModel": "summary_model",
-    "credentialRequest": "credential_request",
-    "providerOptions": "provider_options",
-    "customInstructions": "custom_instructions",
-    "thinkingLevel": "thinking_level",
-    "reserveTokens": "reserve_tokens",
-    "keepRecentTokens": "keep_recent_tokens",
-    "maxSummaryTokens": "max_summary_tokens",
-    "maxOutputTokens": "max_output_tokens",
-    "maxToolResultChars": "max_tool_result_chars",
-    "trackFileOperations": "track_file_operations",
-    "includeFileOperations": "include_file_operations",
-    "secrets": "secrets",
-}
 
 
 def _check_retry(value: object) -> Any:
