@@ -23,15 +23,8 @@ from typing import Any
 
 import anyio
 
-from prism import (
-    create_agent,
-    create_jsonl_session_store,
-    create_mock_provider,
-    define_tool,
-    provider_done,
-    provider_text_delta,
-    provider_tool_call,
-)
+from prism import create_agent, create_jsonl_session_store, create_mock_provider, define_tool
+from prism.providers import provider_done, provider_text_delta, provider_tool_call
 
 
 def script(request: Any) -> list[Any]:
