@@ -175,6 +175,14 @@ class StructuredOutputError(PrismError):
     code = "invalid_output"
 
 
+class ReplayDivergedError(PrismError):
+    """A durable-execution engine replayed a run and the run did not do what
+    its earlier execution stored (a stored entry of another kind, or on
+    another branch): the run's code or configuration changed in between."""
+
+    code = "replay_diverged"
+
+
 class AttentionConfigError(ConfigError, TypeError):
     """An attention compiler option, overlay or input cap is invalid.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 
@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from prism.runtime.config import AgentConfig
     from prism.runtime.structured import OutputSpec
 
-__all__ = ["AttentionState", "RunClaim", "RunContext", "RunInbox"]
+__all__ = ["AttentionState", "RunClaim", "RunContext", "RunInbox", "RunJournal"]
+
+T = TypeVar("T")
 
 
 class RunInbox:
@@ -113,6 +115,49 @@ AppendBatch = Callable[[list[SessionEntry]], Awaitable[list[SessionEntry]]]
 Emit = Callable[[AgentEvent], AgentEvent]
 
 
+class RunJournal(Protocol):
+    """A durable-execution engine's hold on one run (``prism.durable``).
+
+    An engine that recovers a run by *replaying* it from the start (DBOS,
+    and engines like it) needs the run to be deterministic: the same entry
+    ids in the same order, each provider turn and tool call done once and
+    its recorded outcome returned on replay, and appends that a replay
+    already made not made again. The loop asks the journal for exactly
+    those things; without a journal (``None``) it runs as usual.
+    """
+
+    @property
+    def run_id(self) -> str: ...
+
+    def entry_id(self) -> str:
+        """The next entry id: a pure function of the run and the position."""
+        ...
+
+    async def begin(self, run: RunContext, entries: Sequence[SessionEntry]) -> None:
+        """Called once the session is loaded (``entries``: all of them), before
+        the run's first append: a replay puts the run back where it began."""
+        ...
+
+    async def append(self, entries: list[SessionEntry], write: AppendBatch) -> list[SessionEntry]:
+        """Append through ``write`` what the store does not hold yet; return
+        the stored copies of all of ``entries``."""
+        ...
+
+    async def step(self, name: str, body: Callable[[], Awaitable[T]]) -> T:
+        """Run ``body`` once and record its (JSON-able) result; on replay
+        return the recorded result without running it."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """A retry's wait, which a replay does not wait again."""
+        ...
+
+    def started_before(self, call_id: str) -> bool:
+        """Whether an earlier execution of this run recorded ``call_id`` as
+        started (its ``tool_start`` checkpoint was already stored)."""
+        ...
+
+
 @dataclass(slots=True, kw_only=True)
 class RunContext:
     """One run (or one manual compaction, ``run_id=None``): its resolved
@@ -152,6 +197,8 @@ class RunContext:
     pending_calls: list[ToolCall] = field(default_factory=list)
     started_calls: set[str] = field(default_factory=set)
     ended: bool = False  # the newest checkpoint written is the run's "end"
+    # A replaying engine's hold on the run (prism.durable), else None.
+    journal: RunJournal | None = None
     # Capabilities.
     emit_event: Emit
     append_batch: AppendBatch

@@ -9,7 +9,7 @@ its result in the store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from prism.assembly.groups import tool_result_message
@@ -24,7 +24,7 @@ from prism.retry import (
     with_refusal,
 )
 from prism.runtime.autocompact import maybe_auto_compact
-from prism.runtime.context import RunContext
+from prism.runtime.context import RunContext, RunJournal
 from prism.runtime.durable import ResumePoint
 from prism.runtime.result import RunResult
 from prism.runtime.structured import OUTPUT_TOOL_NAME, StructuredOutputError
@@ -36,7 +36,7 @@ from prism.runtime.turn import (
     stream_turn,
 )
 from prism.tools.definition import ToolContext
-from prism.tools.dispatch import run_tool_calls
+from prism.tools.dispatch import ExecuteCall, run_tool_calls
 
 
 def _text_of(message: Message | None) -> str:
@@ -102,8 +102,19 @@ async def _provider_turn(run: RunContext) -> TurnOutcome:
     options: RetryOptions | None = run.retry
     policy = options.resolve_policy() if options is not None else None
     attempt = 1
+    journal = run.journal
     while True:
-        outcome = await stream_turn(run, request)
+        if journal is None:
+            outcome = await stream_turn(run, request)
+        else:
+            # The id is drawn outside the recorded step, so a replay that
+            # skips the step still draws the same ids after it.
+            message_id = run.new_entry_id()
+
+            async def turn(message_id: str = message_id) -> dict[str, Any]:
+                return (await stream_turn(run, request, message_id)).to_record()
+
+            outcome = TurnOutcome.from_record(await journal.step("prism.provider_turn", turn))
         if outcome.error is None:
             return outcome
         info: ErrorInfo = outcome.error
@@ -134,7 +145,7 @@ async def _provider_turn(run: RunContext) -> TurnOutcome:
                 "error": info,
             }
         )
-        await wait_for_retry(decision, config.sleep)
+        await wait_for_retry(decision, config.sleep if journal is None else journal.sleep)
         attempt += 1
 
 
@@ -300,18 +311,38 @@ async def _dispatch(
             await on_result(index, result)
 
     durable = on_start is not None or on_result is not None
+    journal = run.journal
     return await run_tool_calls(
         calls,
         registry=config.tools,
         context=ToolContext(session_id=run.session_id, run_id=run.run_id, metadata=run.metadata),
-        concurrency=config.tool_concurrency,
+        # A replaying engine numbers its steps in call order: one at a time.
+        concurrency=config.tool_concurrency if journal is None else 1,
         middleware=config.middleware,
         permission_policy=config.permission_policy,
         redactor=config.redactor,
         # Plain runs keep the synchronous callbacks (no coroutine per call).
         on_start=started if durable else emit_start,
         on_result=finished if durable else emit_result,
+        execute_call=None if journal is None else _journaled_call(run, journal),
     )
+
+
+def _journaled_call(run: RunContext, journal: RunJournal) -> ExecuteCall:
+    """Each tool call one recorded step. A non-idempotent call that an
+    earlier execution of the run had started is not run again: the step's
+    body (which only runs when no result was recorded) answers it
+    ``interrupted``, as ``session.resume()`` would."""
+
+    async def execute(call: ToolCall, dispatch: Callable[[], Awaitable[ToolResult]]) -> ToolResult:
+        async def body() -> ToolResult:
+            if journal.started_before(call["id"]) and not _is_idempotent(run, call):
+                return interrupted_result(call)
+            return await dispatch()
+
+        return await journal.step("prism.tool_call", body)
+
+    return execute
 
 
 def _is_idempotent(run: RunContext, call: ToolCall) -> bool:

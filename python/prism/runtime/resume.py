@@ -7,6 +7,7 @@ the checkpoint format itself lives in ``prism.runtime.durable``.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,6 +55,10 @@ def _restore(run: RunContext, claim: RunClaim, point: ResumePoint) -> None:
         run.frontier = frontier
 
 
+def _unjournaled_entry_id() -> str:
+    return f"entry_{uuid.uuid4().hex[:20]}"
+
+
 def _closing_result(call: ToolCall, aborted: bool) -> ToolResult:
     why = "the run was aborted" if aborted else "the run failed"
     return {
@@ -69,7 +74,14 @@ async def close_failed_run(run: RunContext, aborted: bool) -> None:
     finished, not crashed: answer its recorded-but-unanswered tool calls (so
     the branch never holds a call without a result) and write its ``end``
     checkpoint, so a later ``resume()`` does not pick it up. Best effort:
-    when the store itself is what failed, the original error still wins."""
+    when the store itself is what failed, the original error still wins.
+
+    Under a replaying engine (``run.journal``) the closing entries get ids
+    outside the run's deterministic sequence: if the engine replays the run
+    later (a cancelled DBOS workflow resumed, say), the replay continues
+    from the last step it finds stored, on a new branch beside them."""
+    if run.journal is not None:
+        run.new_id = _unjournaled_entry_id
     entries: list[SessionEntry] = []
     for call in run.pending_calls:
         entries.append(

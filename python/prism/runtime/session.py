@@ -26,21 +26,16 @@ from prism.errors import (
 from prism.middleware import report_middleware_errors
 from prism.runtime.autocompact import compact_branch, maybe_auto_compact, merged_options
 from prism.runtime.branch import BranchCache
-from prism.runtime.config import validate_model, validate_positive_int
-from prism.runtime.context import AttentionState, RunClaim, RunContext
+from prism.runtime.config import validate_model
+from prism.runtime.context import AppendBatch, AttentionState, RunClaim, RunContext, RunJournal
 from prism.runtime.events import AgentEventListener, EventHub
 from prism.runtime.input import normalize_input
 from prism.runtime.loop import execute_run
-from prism.runtime.options import (
-    RunOptions,
-    check_run_option_names,
-    coerce_compaction_options,
-    coerce_retry_options,
-)
+from prism.runtime.options import RunOptions, check_run_option_names
+from prism.runtime.resolve import resolve_run_settings, run_attention
 from prism.runtime.result import RunResult
 from prism.runtime.resume import close_failed_run, take_over
 from prism.runtime.stream import RunStream
-from prism.runtime.structured import output_for_run
 from prism.security.redaction import redact_keeping_ids
 from prism.stores.base import SessionLeaseHolder, SessionStore
 
@@ -214,8 +209,21 @@ class AgentSession:
         if self._claim is claim:
             self._claim = None
 
-    def _context(self, claim: RunClaim, **settings: Any) -> RunContext:
+    def _context(
+        self, claim: RunClaim, journal: RunJournal | None = None, **settings: Any
+    ) -> RunContext:
         hub = self._hub
+        append_batch: AppendBatch = self._append_chain
+        new_id = self.new_entry_id
+        if journal is not None:
+            # A replaying engine's run: its ids, and no append made twice.
+            claim.run_id = journal.run_id
+            write = self._append_chain
+
+            async def append_batch(entries: list[SessionEntry]) -> list[SessionEntry]:
+                return await journal.append(entries, write)
+
+            new_id = journal.entry_id
         return RunContext(
             session_id=self._id,
             run_id=claim.run_id,
@@ -223,96 +231,36 @@ class AgentSession:
             branch=self.branch,
             # Read at emit time: a resumed run takes over its checkpoint's id.
             emit_event=lambda event: hub.emit(event, claim.run_id),
-            append_batch=self._append_chain,
-            new_id=self.new_entry_id,
+            append_batch=append_batch,
+            new_id=new_id,
             inbox=claim.inbox,
             attention_state=self._attention,
+            journal=journal,
             **settings,
         )
 
     def _resolve_run(
-        self,
-        claim: RunClaim,
-        *,
-        model: Any = None,
-        system: Any = None,
-        retry: Any = None,
-        compaction: Any = None,
-        max_tool_rounds: Any = None,
-        metadata: Any = None,
-        attention: Any = None,
-        output_type: Any = None,
-        output_mode: Any = "auto",
-        durable: Any = None,
-        persist_session_state: Any = None,
+        self, claim: RunClaim, journal: RunJournal | None = None, **options: Any
     ) -> RunContext:
-        config = self.agent.config
-        for name, value in (("durable", durable), ("persist_session_state", persist_session_state)):
-            if value is not None and not isinstance(value, bool):
-                raise ConfigError(f"run option {name} must be a bool, got {value!r}")
-        if system is None:
-            run_system: tuple[str, ...] = ()
-        elif isinstance(system, str):
-            run_system = (system,) if system else ()
-        elif isinstance(system, Sequence) and all(isinstance(s, str) for s in system):
-            run_system = tuple(system)
-        else:
-            raise ConfigError("run option system must be a string or a list of strings")
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise ConfigError("run option metadata must be a mapping")
-        if retry is None:
-            run_retry = config.retry
-        elif retry is False:
-            run_retry = None
-        else:
-            run_retry = coerce_retry_options(retry)
-        run_model = validate_model(model, "run option model") if model is not None else None
-        if run_model is not None:
-            config.check_provider(run_model, "run option model")
-        if compaction is None:
-            run_compaction = config.compaction
-        elif compaction is False:
-            run_compaction = None
-        else:
-            run_compaction = coerce_compaction_options(compaction, run_model or self.current_model)
-        output = output_for_run(config, run_model or self.current_model, output_type, output_mode)
-        declarations = config.tools.declarations()
-        if output is not None:
-            run_system = (*run_system, output.instructions())
-            declarations.extend(output.extra_tools())
-        return self._context(
-            claim,
-            model=run_model,
-            system=run_system,
-            retry=run_retry,
-            compaction=run_compaction,
-            max_tool_rounds=(
-                config.max_tool_rounds
-                if max_tool_rounds is None
-                else validate_positive_int(max_tool_rounds, "max_tool_rounds", minimum=0)
-            ),
-            metadata=dict(metadata or {}),
-            tool_declarations=declarations,
-            attention=_run_attention(config.attention_compiler, attention),
-            output=output,
-            durable=config.durable if durable is None else durable,
-            persist_state=(
-                config.persist_session_state
-                if persist_session_state is None
-                else persist_session_state
-            ),
-        )
+        settings = resolve_run_settings(self.agent.config, self.current_model, **options)
+        return self._context(claim, journal, **settings)
 
     def _begin(
-        self, input: Any, options: Mapping[str, Any]
+        self, input: Any, options: Mapping[str, Any], journal: RunJournal | None = None
     ) -> tuple[RunClaim, RunContext, Callable[[], Awaitable[RunResult]]]:
         """Claim the session and validate input and options; on failure release
-        the claim so nothing is stored or emitted."""
+        the claim so nothing is stored or emitted. With a ``journal`` (a
+        replaying engine, ``prism.durable``) the run is durable and takes
+        no queued input: a replay could not reproduce it."""
         check_run_option_names(options)
-        claim = self._claim_run(accepts_input=True)
+        claim = self._claim_run(accepts_input=journal is None)
         try:
             messages = normalize_input(input)
-            run = self._resolve_run(claim, **options)
+            if journal is not None:
+                if options.get("durable") is False:
+                    raise ConfigError("a run under a durable-execution engine is always durable")
+                options = {**options, "durable": True}
+            run = self._resolve_run(claim, journal, **options)
         except BaseException:
             self._release(claim)
             raise
@@ -351,7 +299,7 @@ class AgentSession:
         check_run_option_names(options)
         claim = self._claim_run(accepts_input=True)
         try:
-            run = self._resolve_run(claim, **{**options, "durable": True})
+            run = self._resolve_run(claim, None, **{**options, "durable": True})
         except BaseException:
             self._release(claim)
             raise
@@ -384,6 +332,8 @@ class AgentSession:
                 async with self._lease.hold() as newer:
                     self._follow(newer)
                     await self.load()
+                    if run.journal is not None:
+                        await run.journal.begin(run, await self._store.list(self._id))
                     point = None
                     if resuming:
                         point = take_over(run, claim, self.branch.entries)
@@ -624,7 +574,7 @@ class AgentSession:
                         claim,
                         retry=config.retry,
                         compaction=merged_options(config, options),
-                        attention=_run_attention(config.attention_compiler, None),
+                        attention=run_attention(config.attention_compiler, None),
                     )
                     return await maybe_auto_compact(run)
         finally:
@@ -667,15 +617,6 @@ class AgentSession:
     async def clone(self, *, id: str | None = None) -> AgentSession:
         """``fork`` at the current leaf: the same branch under a new session id."""
         return await self.fork(None, id=id)
-
-
-def _run_attention(agent_compiler: Any, overlay: Any) -> Any:
-    """The run's compiler: the agent's, narrowed (or switched off) by the run."""
-    if agent_compiler is None and overlay is None:
-        return None
-    from prism.attention import resolve_run_compiler
-
-    return resolve_run_compiler(agent_compiler, overlay)
 
 
 def _registered_model(registry: Any, provider: str, model_id: str) -> ModelConfig:

@@ -46,6 +46,14 @@ class TurnOutcome:
     error: ErrorInfo | None = None
     output_started: bool = False
 
+    def to_record(self) -> dict[str, Any]:
+        """Plain JSON data, for an engine that records the turn (``prism.durable``)."""
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def from_record(cls, record: Any) -> TurnOutcome:
+        return cls(**record)
+
 
 async def assemble_turn(run: RunContext) -> ProviderRequest:
     """Build this turn's provider request from the cached branch context.
@@ -159,11 +167,13 @@ def _new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:16]}"
 
 
-async def stream_turn(run: RunContext, request: ProviderRequest) -> TurnOutcome:
+async def stream_turn(
+    run: RunContext, request: ProviderRequest, message_id: str | None = None
+) -> TurnOutcome:
     """Stream one provider response. Never raises for provider faults: they
     come back in ``outcome.error``. Cancellation propagates."""
     emit = run.emit
-    outcome = TurnOutcome(message_id=run.new_entry_id())
+    outcome = TurnOutcome(message_id=message_id or run.new_entry_id())
     message_id = outcome.message_id
     text: list[str] = []
     thinking: list[str] = []

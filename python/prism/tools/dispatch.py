@@ -172,6 +172,9 @@ async def dispatch_tool_call(
 
 OnToolStart = Callable[[int, ToolCall], "Awaitable[None] | None"]
 OnToolResult = Callable[[int, ToolResult], "Awaitable[None] | None"]
+# Wraps one call's whole dispatch (middleware, permission, execution): a
+# durable-execution engine runs it as a recorded step.
+ExecuteCall = Callable[[ToolCall, Callable[[], "Awaitable[ToolResult]"]], "Awaitable[ToolResult]"]
 
 
 async def _notify(callback: Callable[..., Any] | None, *args: Any) -> None:
@@ -199,6 +202,7 @@ async def run_tool_calls(
     redactor: SecretRedactor = NOOP_REDACTOR,
     on_start: OnToolStart | None = None,
     on_result: OnToolResult | None = None,
+    execute_call: ExecuteCall | None = None,
 ) -> list[ToolResult]:
     """Dispatch ``calls`` with at most ``concurrency`` in flight; results come
     back in call order.
@@ -207,7 +211,8 @@ async def run_tool_calls(
     ``exclusive`` runs alone: every earlier call finishes before it starts and
     no later call starts until it ends. ``on_start``/``on_result`` fire as
     each call starts and finishes (completion order), for event emission.
-    If one dispatch is cancelled or a callback raises, the others are
+    ``execute_call(call, dispatch)``, when given, runs each call's dispatch
+    (a durable-execution engine records it as a step). If one dispatch is cancelled or a callback raises, the others are
     cancelled and the exception propagates.
     """
     if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
@@ -224,14 +229,18 @@ async def run_tool_calls(
 
     async def _run(index: int, call: ToolCall) -> None:
         await _notify(on_start, index, call)
-        result = await dispatch_tool_call(
-            call,
-            registry=registry,
-            context=context,
-            middleware=middleware,
-            permission_policy=permission_policy,
-            redactor=redactor,
-        )
+
+        def dispatch() -> Awaitable[ToolResult]:
+            return dispatch_tool_call(
+                call,
+                registry=registry,
+                context=context,
+                middleware=middleware,
+                permission_policy=permission_policy,
+                redactor=redactor,
+            )
+
+        result = await (dispatch() if execute_call is None else execute_call(call, dispatch))
         results[index] = result
         await _notify(on_result, index, result)
 
