@@ -1,0 +1,209 @@
+"""Prism runs as DBOS workflows (optional extra ``prism-harness[dbos]``).
+
+``DBOSAgent(agent, name=...)`` makes each run of ``agent`` a DBOS workflow
+whose id is the run id: each provider turn (each retry attempt) and each
+tool call is a DBOS step, a retry's wait is a durable sleep, and the run's
+entries get ids that are a pure function of the run and their position
+(``prism.durable.journal``). When a process dies mid-run, DBOS calls the
+workflow again on a process that shares its system database (on launch for
+its own executor id, or ``DBOS.recover_pending_workflows``): recorded steps
+return their recorded results, appends already stored are found instead of
+made again, and the run continues from its first unrecorded step.
+
+Import this module (and construct every ``DBOSAgent``) before
+``DBOS.launch()`` in every process that may run or recover the runs: the
+workflow is registered at import, and a recovered run finds its agent by
+name. docs/durable.md has the set-up for one machine (SQLite system
+database) and for a fleet (PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+try:
+    from dbos import DBOS, SetWorkflowID
+except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
+    raise ImportError("prism.durable.dbos needs DBOS: pip install 'prism-harness[dbos]'") from exc
+
+from prism.contracts import Message
+from prism.durable.journal import (
+    ReplayJournal,
+    result_from_record,
+    result_to_record,
+    run_journaled,
+)
+from prism.errors import ConfigError
+from prism.runtime.events import AgentEventListener
+from prism.runtime.input import normalize_input
+from prism.runtime.options import check_run_option_names
+from prism.runtime.result import RunResult
+
+if TYPE_CHECKING:
+    from dbos import WorkflowHandleAsync
+
+    from prism.runtime.agent import Agent
+
+__all__ = ["WORKFLOW_NAME", "DBOSAgent", "DBOSJournal", "recover_runs"]
+
+WORKFLOW_NAME = "prism.run"
+
+# Agents by name: a recovered workflow carries only the name, so every
+# process that may recover it constructs the same DBOSAgent first.
+_AGENTS: dict[str, DBOSAgent] = {}
+
+
+class DBOSJournal(ReplayJournal):
+    """A run's journal inside a DBOS workflow: steps are DBOS steps."""
+
+    async def step(self, name: str, body: Callable[[], Any]) -> Any:
+        return await DBOS.run_step_async({"name": name}, body)
+
+    async def sleep(self, seconds: float) -> None:
+        await DBOS.sleep_async(seconds)
+
+
+@DBOS.workflow(name=WORKFLOW_NAME)
+async def _prism_run(
+    agent_name: str, session_id: str, input: list[Message], options: dict[str, Any]
+) -> dict[str, Any]:
+    durable = _AGENTS.get(agent_name)
+    if durable is None:
+        raise ConfigError(
+            f"no DBOSAgent named {agent_name!r} in this process: construct"
+            f" DBOSAgent(agent, name={agent_name!r}) before DBOS.launch()"
+        )
+    run_id = DBOS.workflow_id
+    assert run_id is not None
+    session = durable.agent.create_session(session_id)
+    for listener in durable._listeners:
+        session.subscribe(listener)
+    result = await run_journaled(session, input, DBOSJournal(run_id), **options)
+    return result_to_record(result)
+
+
+# Options a workflow cannot carry or that a DBOS run decides itself.
+_REFUSED_OPTIONS = {
+    "durable": "DBOS runs are always durable",
+    "output_type": "a Python type is not workflow input; validate the result's text instead",
+    "output_mode": "a Python type is not workflow input; validate the result's text instead",
+}
+
+
+class DBOSAgent:
+    """Runs of ``agent`` as DBOS workflows, registered under ``name``.
+
+    ``await durable.run(session_id, input, **options)`` runs one to its
+    result; ``start`` returns the workflow handle at once; ``result(run_id)``
+    waits for a run (one that DBOS recovered, say). Run options are those
+    of ``session.run`` that JSON can carry. A run under DBOS takes no
+    ``steer``/``follow_up`` input and runs its tool calls one at a time (a
+    replay must make the same steps in the same order).
+    """
+
+    agent: Agent
+    name: str
+
+    def __init__(self, agent: Agent, *, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ConfigError("DBOSAgent name must be a non-empty string")
+        existing = _AGENTS.get(name)
+        if existing is not None and existing.agent is not agent:
+            raise ConfigError(f"a different agent is already registered as DBOSAgent {name!r}")
+        self.agent = agent
+        self.name = name
+        self._listeners: list[AgentEventListener] = []
+        _AGENTS[name] = self
+
+    def subscribe(self, listener: AgentEventListener) -> Callable[[], None]:
+        """Call ``listener(event)`` for every event of this agent's DBOS runs
+        in this process (recovered ones included); returns an unsubscribe."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    async def start(
+        self,
+        session_id: str,
+        input: str | Message | Sequence[Message],
+        *,
+        run_id: str | None = None,
+        **options: Any,
+    ) -> WorkflowHandleAsync[dict[str, Any]]:
+        """Start a run as a DBOS workflow and return its handle. Starting an
+        existing ``run_id`` again returns that run's handle (DBOS workflow
+        ids are idempotency keys): it never runs twice."""
+        check_run_option_names(options)
+        for option, why in _REFUSED_OPTIONS.items():
+            if option in options:
+                raise ConfigError(f"run option {option} is not available under DBOS: {why}")
+        try:
+            json.dumps(options)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"DBOS run options must be JSON data: {exc}") from None
+        messages = normalize_input(input)
+        self.agent.create_session(session_id)  # refuses a bad session id now, not in the workflow
+        if run_id is None:
+            run_id = f"run_{uuid.uuid4().hex[:16]}"
+        elif not isinstance(run_id, str) or not run_id:
+            raise ConfigError("run_id must be a non-empty string")
+        with SetWorkflowID(run_id):
+            return await DBOS.start_workflow_async(
+                _prism_run, self.name, session_id, messages, dict(options)
+            )
+
+    async def run(
+        self,
+        session_id: str,
+        input: str | Message | Sequence[Message],
+        *,
+        run_id: str | None = None,
+        **options: Any,
+    ) -> RunResult:
+        """Run to the end (as a DBOS workflow) and return the result; the
+        run's error is raised as ``session.run`` would raise it."""
+        handle = await self.start(session_id, input, run_id=run_id, **options)
+        return result_from_record(await handle.get_result())
+
+    @staticmethod
+    async def result(run_id: str, *, polling_interval_sec: float | None = None) -> RunResult:
+        """Wait for the run ``run_id`` (started here or anywhere that shares
+        the system database, or recovered by DBOS) and return its result.
+        ``polling_interval_sec`` is how often DBOS checks (its default when
+        None)."""
+        handle: WorkflowHandleAsync[dict[str, Any]] = await DBOS.retrieve_workflow_async(run_id)
+        if polling_interval_sec is None:
+            record = await handle.get_result()
+        else:
+            record = await handle.get_result(polling_interval_sec=polling_interval_sec)
+        return result_from_record(record)
+
+
+async def recover_runs(executor_id: str) -> list[str]:
+    """Hand the unfinished Prism runs of a dead DBOS executor (a worker of a
+    fleet that will not come back with its executor id) to the fleet: each is
+    enqueued on DBOS's internal queue, and whichever live worker dequeues it
+    replays it. Returns the run ids. Only for executors that are really
+    gone: a live one would go on running its runs too (the session lease
+    then refuses the second execution). A worker that restarts with its own
+    executor id needs none of this: DBOS recovers its runs at launch."""
+    if not isinstance(executor_id, str) or not executor_id:
+        raise ConfigError("executor_id must be a non-empty string")
+    pending = await DBOS.list_workflows_async(
+        status="PENDING",
+        name=WORKFLOW_NAME,
+        executor_id=executor_id,
+        load_input=False,
+        load_output=False,
+    )
+    run_ids = [status.workflow_id for status in pending]
+    for run_id in run_ids:
+        await DBOS.resume_workflow_async(run_id)
+    return run_ids
