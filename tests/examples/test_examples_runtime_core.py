@@ -15,6 +15,14 @@ EXPECTED = {
         "ledger charges: 1",
         "resume again: None",
     ],
+    "durable_dbos.py": [
+        "child killed: True",
+        "recovered run: run-order-A-17 -> The charge was interrupted; please check the ledger.",
+        "lookup_order result: ok",
+        "charge_card result: interrupted",
+        "ledger charges: 1",
+        "same run id again: True",
+    ],
     "mock_provider.py": [
         "turn 2: ['content_delta', 'content_delta', 'usage', 'done']",
         "requests recorded: 2",
