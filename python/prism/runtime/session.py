@@ -158,7 +158,11 @@ class AgentSession:
 
     def _append_lock(self) -> anyio.Lock:
         if self._lock is None:
-            self._lock = anyio.Lock()
+            # Uncontended (the common case: one run appends at a time) the
+            # lock is taken without a trip through the event loop; the run
+            # still reaches a cancellation point at its next provider or
+            # tool await.
+            self._lock = anyio.Lock(fast_acquire=True)
         return self._lock
 
     async def _append_chain(self, entries: list[SessionEntry]) -> list[SessionEntry]:

@@ -189,6 +189,18 @@ struct Build<'a, 'py> {
 
 type Parsed<'py> = (Bound<'py, PyList>, Bound<'py, PyList>);
 
+/// Threads for one large batch, looked up once per process: on Linux
+/// `available_parallelism` reads the cgroup quota files on every call
+/// (~40 us), which used to dominate a store's one-line append.
+fn parser_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4)
+    })
+}
+
 fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parsed<'py>> {
     if first_line < 1 {
         return Err(PyValueError::new_err("first_line must be >= 1"));
@@ -223,9 +235,7 @@ fn parse<'py>(py: Python<'py>, data: &[u8], first_line: usize) -> PyResult<Parse
     out.build.hidden.hide(out.entries.as_any());
     out.build.hidden.hide(out.errors.as_any());
     if batches.len() <= 2 {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(4);
+        let threads = parser_threads();
         for batch in batches {
             let outcomes = py.detach(|| parse_lines(batch, threads));
             out.add(batch, &outcomes)?;
