@@ -5,8 +5,9 @@ workflow, killed at one chosen point, or the process that recovers it.
     dbos_child.py recover SYSDB STORE COUNTS OUT_JSON EXECUTOR [DEAD_EXECUTOR]
 
 SYSDB is DBOS's system database URL (``sqlite:///...`` or
-``postgresql://...``); STORE is ``sqlite:PATH`` or ``postgres:DSN`` (the
-session store). KILL is as in crash_child.py (``write:N``, ``tool:N``,
+``postgresql://...``); STORE is ``sqlite:PATH``, ``jsonl:PATH`` or
+``postgres:DSN`` (the session store).
+KILL is as in crash_child.py (``write:N``, ``torn:N`` on JSONL, ``tool:N``,
 ``provider:N`` or ``none``). ``run`` starts the run ``run-crash`` and dies
 at KILL, after writing its attention frontier to FRONTIER_OUT. ``recover``
 launches DBOS as EXECUTOR (which recovers that executor's pending runs by
@@ -42,17 +43,25 @@ def open_store(spec: str, hooks: dict[str, Any]) -> Any:
     kind, _, where = spec.partition(":")
     if kind == "sqlite":
         from prism.stores.sqlite import SqliteSessionStore as Base
+    elif kind == "jsonl":
+        from prism.stores.jsonl import JsonlSessionStore as Base
     else:
         from prism.stores.postgres import PostgresSessionStore as Base
 
     class Store(Base):  # type: ignore[misc,valid-type]
+        def _write(self, fd: int, payload: bytes) -> None:
+            if hooks.get("torn", lambda: False)():
+                os.write(fd, payload[: len(payload) // 2])
+                hooks["die"]()
+            super()._write(fd, payload)
+
         async def append_many(self, entries: Any) -> None:
             await super().append_many(entries)
             hooks["after_write"]()
 
-    if kind == "sqlite":
-        return Store(where)
-    return Store(dsn=where)
+    if kind == "postgres":
+        return Store(dsn=where)
+    return Store(where)
 
 
 def launch(sysdb: str, executor: str) -> None:
@@ -74,7 +83,7 @@ def run(
 ) -> None:
     what, _, number = kill.partition(":")
     target = int(number) if number else 0
-    seen = {"write": 0, "tool": 0, "provider": 0}
+    seen = {"write": 0, "torn": 0, "tool": 0, "provider": 0}
     sessions: list[Any] = []
 
     def die() -> None:
@@ -99,7 +108,9 @@ def run(
             die()
         return script(request)
 
-    store = open_store(store_spec, {"after_write": after_write})
+    store = open_store(
+        store_spec, {"after_write": after_write, "torn": lambda: hit("torn"), "die": die}
+    )
     agent = make_agent(
         store, Path(counts), on_tool=on_tool, provider=create_mock_provider(provider_script)
     )
