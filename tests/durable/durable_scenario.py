@@ -59,7 +59,9 @@ def count_line(path: Path, text: str) -> None:
         os.close(fd)
 
 
-def make_agent(store: Any, counts: Path, on_tool: Any = None, provider: Any = None) -> Agent:
+def make_agent(
+    store: Any, counts: Path, on_tool: Any = None, provider: Any = None, **options: Any
+) -> Agent:
     def tool(name: str) -> Any:
         def execute(args: dict[str, Any], ctx: Any) -> str:
             count_line(counts, f"{name} {ctx.tool_call_id}")
@@ -78,6 +80,7 @@ def make_agent(store: Any, counts: Path, on_tool: Any = None, provider: Any = No
         durable=True,
         persist_session_state=True,
         max_tool_rounds=10,
+        **options,
     )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from durable_scenario import SESSION, comparable, executions, make_agent
+from durable_scenario import PLAN, SESSION, comparable, executions, make_agent
 
 from prism.durable import ReplayDivergedError, ReplayJournal, run_journaled
 from prism.errors import ConfigError, NoActiveRunError
@@ -147,3 +147,95 @@ async def test_a_journaled_run_is_always_durable(tmp_path: Path) -> None:
     await run_journaled(session, "run the billing job", ReplayJournal("run-1"))
     kinds = [e.get("customType") for e in await session.branch_entries()]
     assert "prism.checkpoint" in kinds
+
+
+class FakeEngine:
+    """What a replaying engine keeps between executions: each step's
+    result by its ordinal (as DBOS keys steps by function id)."""
+
+    def __init__(self) -> None:
+        self.records: dict[int, tuple[str, Any]] = {}
+
+    def journal(self, run_id: str) -> ReplayJournal:
+        engine = self
+
+        class Recording(ReplayJournal):
+            ordinal = 0
+
+            async def record(self, name: str, body: Any) -> Any:
+                self.ordinal += 1
+                kept = engine.records.get(self.ordinal)
+                if kept is not None:
+                    assert kept[0] == name  # the replay makes the same steps in order
+                    return kept[1]
+                value = await body()
+                engine.records[self.ordinal] = (name, value)
+                return value
+
+        return Recording(run_id)
+
+
+async def test_recorded_steps_are_not_redone_and_compaction_draws_ids_inside_its_step(
+    tmp_path: Path,
+) -> None:
+    """With an engine that records steps, a replay of a crashed run asks
+    neither the provider nor the summarizing strategy again, runs no
+    recorded tool again, and the ids the strategy drew inside its step are
+    skipped on replay, so every later entry is found where it was."""
+    from durable_scenario import script
+
+    from prism.compaction import CompactionResult
+    from prism.providers import create_mock_provider
+
+    summaries: list[str] = []
+    requests: list[int] = []
+
+    class CountingStrategy:
+        name = "counting"
+
+        async def compact(self, context: Any) -> CompactionResult:
+            summaries.append(context.session_id)
+            entry = context.compaction_entry("the billing job so far", {"strategy": "counting"})
+            return CompactionResult(summary="the billing job so far", entries=[entry])
+
+    def provider_script(request: Any) -> Any:
+        requests.append(1)
+        return script(request)
+
+    def agent(crash_on: int | None) -> Any:
+        calls = {"n": 0}
+
+        def on_tool(_name: str) -> None:
+            calls["n"] += 1
+            if calls["n"] == crash_on:
+                raise Crash
+
+        return make_agent(
+            SqliteSessionStore(tmp_path / "s.sqlite"),
+            tmp_path / "counts",
+            on_tool,
+            create_mock_provider(provider_script),
+            compaction={"strategy": CountingStrategy(), "threshold_entries": 1},
+        )
+
+    engine = FakeEngine()
+    with pytest.raises(Crash):
+        await run_journaled(
+            agent(3).create_session(SESSION), "run the billing job", engine.journal("run-1")
+        )
+    assert summaries == [SESSION]
+    asked_before_crash = len(requests)
+
+    session = agent(None).create_session(SESSION)
+    journal = engine.journal("run-1")
+    result = await run_journaled(session, "run the billing job", journal)
+    assert result.text == "all done"
+    assert summaries == [SESSION]  # the summary was recorded, not asked again
+    assert len(requests) == 6  # 3 recorded turns + the 3 after the crash
+    assert asked_before_crash == 3
+    branch = await session.branch_entries()
+    assert [e["kind"] for e in branch].count("compaction") == 1
+    assert max(Counter(e["id"] for e in branch).values()) == 1
+    assert executions(tmp_path / "counts") == {
+        f"call_{t}_{j}": 1 for t, calls in enumerate(PLAN) for j in range(len(calls))
+    }

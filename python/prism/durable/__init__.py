@@ -5,8 +5,8 @@ engine: see docs/durable.md. This package is for running under an engine
 that recovers a run by replaying it (``prism.durable.dbos``, optional extra
 ``prism-harness[dbos]``), and for writing such an integration: a
 ``RunJournal`` (``prism.runtime.context``) that ``run_journaled`` runs a
-session's run under, most easily a ``ReplayJournal`` subclass that records
-``step`` and ``sleep``. ``import prism.durable`` never imports DBOS.
+session's run under, most easily a ``ReplayJournal`` subclass that
+overrides ``record`` and ``sleep``. ``import prism.durable`` never imports DBOS.
 """
 
 from __future__ import annotations

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 try:
-    from dbos import DBOS, SetWorkflowID
+    from dbos import DBOS, SetWorkflowID, StepOptions
 except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise ImportError("prism.durable.dbos needs DBOS: pip install 'prism-harness[dbos]'") from exc
 
@@ -59,8 +59,12 @@ _AGENTS: dict[str, DBOSAgent] = {}
 class DBOSJournal(ReplayJournal):
     """A run's journal inside a DBOS workflow: steps are DBOS steps."""
 
-    async def step(self, name: str, body: Callable[[], Any]) -> Any:
-        return await DBOS.run_step_async({"name": name}, body)
+    async def record(
+        self, name: str, body: Callable[[], Coroutine[Any, Any, dict[str, Any]]]
+    ) -> dict[str, Any]:
+        options: StepOptions = {"name": name}
+        recorded: dict[str, Any] = await DBOS.run_step_async(options, body)
+        return recorded
 
     async def sleep(self, seconds: float) -> None:
         await DBOS.sleep_async(seconds)

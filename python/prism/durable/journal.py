@@ -4,7 +4,7 @@ Engines such as DBOS recover a run by calling its code again from the top:
 each recorded step returns its recorded result instead of running, and the
 code between steps runs again. For a Prism run that means three things,
 which :class:`ReplayJournal` provides and an engine subclass only adds
-recording to (``step`` and ``sleep``):
+recording to (``record`` and ``sleep``):
 
 * **Deterministic ids.** The n-th entry id of a run is a pure function of
   the run id and n, so a replay draws the same ids in the same order.
@@ -26,7 +26,7 @@ it a second time (docs/durable.md).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -54,7 +54,7 @@ class ReplayJournal:
     Used as is, steps are not recorded (each execution runs them again) but
     ids and appends are replay-safe: running the same run id twice against
     the same store yields one copy of every entry. Engines subclass it and
-    override :meth:`step` and :meth:`sleep` to record.
+    override :meth:`record` and :meth:`sleep`.
     """
 
     def __init__(self, run_id: str) -> None:
@@ -136,7 +136,30 @@ class ReplayJournal:
                 )
 
     async def step(self, name: str, body: Callable[[], Awaitable[T]]) -> T:
-        """Run ``body`` (not recorded: engines override this)."""
+        """Run ``body`` as the engine's recorded step ``name``. Ids the body
+        draws are part of the record: a replay that gets the recorded result
+        without running the body moves past them too, so the ids after the
+        step are the same either way."""
+        before = self._position
+        ran = False
+
+        async def counted() -> dict[str, Any]:
+            nonlocal ran
+            ran = True
+            value = await body()
+            return {"value": value, "ids": self._position - before}
+
+        record = await self.record(name, counted)
+        if not ran:
+            self._position += int(record["ids"])
+        return record["value"]  # type: ignore[no-any-return]
+
+    async def record(
+        self, name: str, body: Callable[[], Coroutine[Any, Any, dict[str, Any]]]
+    ) -> dict[str, Any]:
+        """Run ``body`` once and keep its (JSON-able) result, or return the
+        result kept by an earlier execution without running it. Engines
+        override this; here nothing is kept and every execution runs it."""
         return await body()
 
     async def sleep(self, seconds: float) -> None:

@@ -104,12 +104,28 @@ async def compact_branch(
         retry=run.retry,
         sleep=run.config.sleep,
     )
-    result: CompactionResult = await _strategy(run, options).compact(context)
-    middleware = run.config.middleware
-    if middleware is not None and middleware.has("compaction"):
-        updated = await middleware.run("compaction", {"context": context, "result": result})
-        if isinstance(updated, Mapping) and updated.get("result") is not None:
-            result = updated["result"]
+
+    async def summarize() -> CompactionResult:
+        result: CompactionResult = await _strategy(run, options).compact(context)
+        middleware = run.config.middleware
+        if middleware is not None and middleware.has("compaction"):
+            updated = await middleware.run("compaction", {"context": context, "result": result})
+            if isinstance(updated, Mapping) and updated.get("result") is not None:
+                result = updated["result"]
+        return result
+
+    if run.journal is None:
+        result = await summarize()
+    else:
+        # One recorded step: a replay does not ask a summarizing model again.
+        async def recorded() -> dict[str, Any]:
+            produced = await summarize()
+            return {
+                "summary": getattr(produced, "summary", None),
+                "entries": list(getattr(produced, "entries", None) or ()),
+            }
+
+        result = CompactionResult(**await run.journal.step("prism.compaction", recorded))
     entry = _compaction_entry(run, result, trigger)
     (stored,) = await run.append([entry])
     run.emit(
