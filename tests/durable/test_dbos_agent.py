@@ -165,3 +165,15 @@ def test_missing_extra_names_it() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "pip install 'prism-harness[dbos]'" in done.stdout
+
+
+def test_the_dbos_benchmark_runs() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benches.dbos_overhead", "--turns", "3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "| DBOS workflow |" in done.stdout
