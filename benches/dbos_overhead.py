@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-
 from benches.runtime_overhead import _prism_agent
 
 
