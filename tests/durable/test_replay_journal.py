@@ -239,3 +239,46 @@ async def test_recorded_steps_are_not_redone_and_compaction_draws_ids_inside_its
     assert executions(tmp_path / "counts") == {
         f"call_{t}_{j}": 1 for t, calls in enumerate(PLAN) for j in range(len(calls))
     }
+
+
+async def test_an_engines_checkpoints_name_it(tmp_path: Path) -> None:
+    session = _agent(tmp_path).create_session(SESSION)
+    await run_journaled(session, "run the billing job", ReplayJournal("run-1"))
+    checkpoints = [
+        e for e in await session.branch_entries() if e.get("customType") == "prism.checkpoint"
+    ]
+    assert checkpoints and all(c["data"]["engine"] == "replay" for c in checkpoints)
+
+
+async def test_resume_refuses_a_run_an_engine_owns(tmp_path: Path) -> None:
+    """A run killed under an engine (its last checkpoint not ``end``) is
+    the engine's to recover: ``session.resume()`` says so and stores
+    nothing, so no unrecorded step runs twice."""
+    store = SqliteSessionStore(tmp_path / "s.sqlite")
+    journal = ReplayJournal("run-1")
+    killed = {"at": 0}
+
+    class Killed(BaseException):
+        pass
+
+    class Dying(SqliteSessionStore):
+        async def append_many(self, entries: Any) -> None:
+            killed["at"] += 1
+            if killed["at"] > 3:
+                raise Killed  # the process is gone: nothing more is written
+            await super().append_many(entries)
+            if killed["at"] == 3:
+                raise Killed  # as if SIGKILLed right after the 3rd write
+
+    agent = make_agent(Dying(tmp_path / "s.sqlite"), tmp_path / "counts")
+    with pytest.raises(Killed):
+        await run_journaled(agent.create_session(SESSION), "run the billing job", journal)
+    before = await store.list(SESSION)
+    last = [e for e in before if e.get("customType") == "prism.checkpoint"][-1]["data"]
+    assert last["phase"] != "end"
+
+    session = make_agent(store, tmp_path / "counts").create_session(SESSION)
+    with pytest.raises(ConfigError, match="belongs to 'replay'"):
+        await session.resume()
+    assert await store.list(SESSION) == before
+    assert not session.is_running

@@ -59,6 +59,8 @@ _AGENTS: dict[str, DBOSAgent] = {}
 class DBOSJournal(ReplayJournal):
     """A run's journal inside a DBOS workflow: steps are DBOS steps."""
 
+    engine = "dbos"
+
     async def record(
         self, name: str, body: Callable[[], Coroutine[Any, Any, dict[str, Any]]]
     ) -> dict[str, Any]:

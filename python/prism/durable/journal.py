@@ -68,6 +68,10 @@ class ReplayJournal:
         self.replayed_entries = 0
         """Entries this execution found already stored instead of appending."""
 
+    engine = "replay"
+    """Written in the run's checkpoints (``engine``): ``session.resume()``
+    leaves a run an engine owns to that engine."""
+
     @property
     def run_id(self) -> str:
         return self._run_id

@@ -129,6 +129,12 @@ class RunJournal(Protocol):
     @property
     def run_id(self) -> str: ...
 
+    @property
+    def engine(self) -> str:
+        """The engine's name, written in the run's checkpoints: a run an
+        engine owns is recovered by that engine, not ``session.resume()``."""
+        ...
+
     def entry_id(self) -> str:
         """The next entry id: a pure function of the run and the position."""
         ...
@@ -274,6 +280,8 @@ class RunContext:
             data["status"] = status
         if start_entry_id is not None:
             data["startEntryId"] = start_entry_id
+        if self.journal is not None:
+            data["engine"] = self.journal.engine
         if self.persist_state:
             state: dict[str, Any] = {}
             frontier = self.attention_state.frontier

@@ -13,7 +13,8 @@ as an ordinary ``custom`` session entry::
         "startedToolCallIds": ["call_..."],   # of those: already started
         "steering": [Message, ...],           # queued, not yet appended
         "followUps": [Message, ...],
-        "sessionState": {"attentionSticky": {...}, "model": ModelConfig}
+        "sessionState": {"attentionSticky": {...}, "model": ModelConfig},
+        "engine": "dbos"                # a replaying engine's run only
     }}
 
 The checkpoint rides in the same ``append_many`` batch as the entries of
@@ -71,6 +72,7 @@ class Checkpoint:
     follow_ups: list[Message] = field(default_factory=list)
     attention_sticky: Mapping[str, Any] | None = None
     model: ModelConfig | None = None
+    engine: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -148,6 +150,11 @@ def parse_checkpoint(data: object, warn: Warn) -> Checkpoint:
         checkpoint.status = (
             status if isinstance(status, str) and status in STATUSES else "completed"
         )
+    engine = data.get("engine")
+    if isinstance(engine, str) and engine:
+        checkpoint.engine = engine
+    elif engine is not None:
+        warn("engine", "expected a non-empty string; dropped")
     checkpoint.pending_tool_calls = _items(data, "pendingToolCalls", _is_tool_call, warn)
     started = _items(data, "startedToolCallIds", lambda v: isinstance(v, str), warn)
     checkpoint.started_tool_call_ids = set(started)

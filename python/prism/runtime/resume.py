@@ -15,6 +15,7 @@ import anyio
 
 from prism.assembly.groups import tool_result_message
 from prism.contracts import SessionEntry, ToolCall, ToolResult
+from prism.errors import ConfigError
 from prism.runtime.context import RunClaim, RunContext
 from prism.runtime.durable import ResumePoint, find_resume_point
 
@@ -31,6 +32,12 @@ def take_over(
     field's name and why, never its value), emitted under the run's id."""
     warnings: list[tuple[str, str]] = []
     point = find_resume_point(branch, lambda field, why: warnings.append((field, why)))
+    if point is not None and point.checkpoint.engine is not None and run.journal is None:
+        # Resuming here too would run its unrecorded steps twice.
+        raise ConfigError(
+            f"the unfinished run {point.checkpoint.run_id!r} belongs to {point.checkpoint.engine!r}:"
+            " that engine recovers it; session.resume() leaves it alone"
+        )
     if point is not None:
         _restore(run, claim, point)
     for field, why in warnings:

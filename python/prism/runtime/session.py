@@ -298,8 +298,9 @@ class AgentSession:
         requested again, tool calls with a result are not run again, and a
         started call without a result is re-run only if its tool is
         ``idempotent`` (else answered with an ``interrupted`` error). Run
-        options apply to the rest of the run; the run stays durable.
-        See docs/durable.md."""
+        options apply to the rest of the run; the run stays durable. A run
+        a replaying engine owns (DBOS) is refused with ``ConfigError``: the
+        engine recovers it. See docs/durable.md."""
         check_run_option_names(options)
         claim = self._claim_run(accepts_input=True)
         try:
