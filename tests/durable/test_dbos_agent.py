@@ -5,6 +5,7 @@ matrix, test_dbos_crash_matrix.py.)"""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from durable_scenario import SESSION, comparable, executions, make_agent
 
 import prism
 from prism.durable import dbos as prism_dbos
+from prism.durable import result_to_record
 from prism.errors import ConfigError
 from prism.stores.sqlite import SqliteSessionStore
 
@@ -177,3 +179,67 @@ def test_the_dbos_benchmark_runs() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| DBOS workflow |" in done.stdout
+
+
+SECRET = "sk-live-4f9a8b7c6d5e"
+
+
+def _dbos_values_holding(database: Path, needle: str) -> list[str]:
+    """Every value in DBOS's SQLite system database that holds ``needle``,
+    as stored or inside its serialized (base64 pickle) form. Asked for the
+    run id it must find the run's rows (so the search itself works)."""
+    import base64
+    import binascii
+    import sqlite3
+
+    found: list[str] = []
+    with sqlite3.connect(database) as db:
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            for row in db.execute(f'SELECT * FROM "{table}"'):
+                for value in row:
+                    if not isinstance(value, str | bytes):
+                        continue
+                    raw = value.encode() if isinstance(value, str) else value
+                    try:
+                        decoded = base64.b64decode(raw, validate=True)
+                    except (binascii.Error, ValueError):
+                        decoded = b""
+                    if needle.encode() in raw or needle.encode() in decoded:
+                        found.append(f"{table}: {raw[:80]!r}")
+    return found
+
+
+async def test_configured_secrets_never_reach_dbos_system_database(
+    durable: Any, tmp_path: Path
+) -> None:
+    """DBOS keeps workflow input and every step's result in its system
+    database: the input, the model's text, a tool's result and its
+    arguments all held the secret, and neither that database nor the
+    session store holds it afterwards."""
+    from prism import create_agent, create_mock_provider, define_tool
+    from prism.providers import provider_done, provider_text_delta, provider_tool_call
+
+    def script(request: Any) -> list[Any]:
+        if request["messages"][-1]["role"] == "tool":
+            return [provider_text_delta(f"the key is {SECRET}"), provider_done()]
+        return [provider_tool_call("c1", "vault", {"key": SECRET}), provider_done()]
+
+    agent = create_agent(
+        model={"provider": "mock", "model": "demo"},
+        provider=create_mock_provider(script),
+        tools=[define_tool("vault", lambda args, ctx: f"opened with {args['key']}")],
+        store=SqliteSessionStore(tmp_path / "secret-sessions.sqlite"),
+        secrets=[SECRET],
+    )
+    wrapped = prism_dbos.DBOSAgent(agent, name="secret-keeper")
+    result = await wrapped.run("s-secret", f"open the vault with {SECRET}", run_id="run-secret")
+    assert SECRET not in json.dumps(result_to_record(result))
+    assert SECRET.encode() not in (tmp_path / "secret-sessions.sqlite").read_bytes()
+    system = Path(durable.agent.store.path).parent / "dbos.sqlite"
+    assert _dbos_values_holding(system, "vault")  # the recorded steps are searched
+    assert _dbos_values_holding(system, SECRET) == []
+
+    with pytest.raises(ConfigError, match="configured secret"):
+        await wrapped.start("s-secret", "hello", run_id="run-secret-2", system=f"use {SECRET}")
+    assert await DBOS.get_workflow_status_async("run-secret-2") is None

@@ -41,6 +41,7 @@ from prism.runtime.events import AgentEventListener
 from prism.runtime.input import normalize_input
 from prism.runtime.options import check_run_option_names
 from prism.runtime.result import RunResult
+from prism.security.redaction import redact_keeping_ids
 
 if TYPE_CHECKING:
     from dbos import WorkflowHandleAsync
@@ -156,6 +157,16 @@ class DBOSAgent:
             raise ConfigError(f"DBOS run options must be JSON data: {exc}") from None
         messages = normalize_input(input)
         self.agent.create_session(session_id)  # refuses a bad session id now, not in the workflow
+        redactor = self.agent.config.redactor
+        if len(redactor):
+            # DBOS keeps workflow input in its system database. The input is
+            # redacted as the session stores it (the model sees the stored
+            # copy either way); options are not redacted but refused.
+            if redactor.contains(json.dumps(options)):
+                raise ConfigError(
+                    "DBOS run options hold a configured secret, and DBOS would store them"
+                )
+            messages = redact_keeping_ids(messages, redactor)
         if run_id is None:
             run_id = f"run_{uuid.uuid4().hex[:16]}"
         elif not isinstance(run_id, str) or not run_id:

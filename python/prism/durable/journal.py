@@ -35,6 +35,7 @@ from prism.contracts import Message, SessionEntry
 from prism.errors import ReplayDivergedError
 from prism.runtime.durable import is_checkpoint_entry
 from prism.runtime.result import RunResult
+from prism.security.redaction import redact_keeping_ids
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -143,20 +144,33 @@ class ReplayJournal:
         """Run ``body`` as the engine's recorded step ``name``. Ids the body
         draws are part of the record: a replay that gets the recorded result
         without running the body moves past them too, so the ids after the
-        step are the same either way."""
+        step are the same either way. The record is redacted with the
+        agent's secrets; the execution that ran the body goes on with its
+        real result, a replay with the recorded one (as the run's stored
+        entries are redacted copies anyway)."""
         before = self._position
         ran = False
+        value: Any = None
 
         async def counted() -> dict[str, Any]:
-            nonlocal ran
+            nonlocal ran, value
             ran = True
             value = await body()
-            return {"value": value, "ids": self._position - before}
+            # What an engine keeps is a store: configured secrets never reach
+            # it (ids excepted, as in session entries).
+            return {"value": self._redact(value), "ids": self._position - before}
 
         record = await self.record(name, counted)
-        if not ran:
-            self._position += int(record["ids"])
+        if ran:
+            return value  # type: ignore[no-any-return]
+        self._position += int(record["ids"])
         return record["value"]  # type: ignore[no-any-return]
+
+    def _redact(self, value: Any) -> Any:
+        redactor = self._run.config.redactor if self._run is not None else None
+        if redactor is None or not len(redactor):
+            return value
+        return redact_keeping_ids(value, redactor)
 
     async def record(
         self, name: str, body: Callable[[], Coroutine[Any, Any, dict[str, Any]]]
