@@ -243,3 +243,42 @@ async def test_configured_secrets_never_reach_dbos_system_database(
     with pytest.raises(ConfigError, match="configured secret"):
         await wrapped.start("s-secret", "hello", run_id="run-secret-2", system=f"use {SECRET}")
     assert await DBOS.get_workflow_status_async("run-secret-2") is None
+
+
+async def test_a_failed_steps_exception_is_kept_redacted(durable: Any, tmp_path: Path) -> None:
+    """A tool_call middleware (error policy "throw") fails inside the tool's
+    step with the secret in its message: DBOS keeps the step's exception,
+    redacted, and the run's error says what failed without the secret."""
+    from prism import (
+        create_agent,
+        create_middleware_registry,
+        create_mock_provider,
+        define_tool,
+    )
+    from prism.errors import PrismError
+    from prism.providers import provider_done, provider_tool_call
+
+    middleware = create_middleware_registry(error_policy="throw")
+
+    def refuse(call: Any, next: Any) -> Any:
+        raise RuntimeError(f"vault refused key {SECRET}")
+
+    middleware.use("tool_call", refuse)
+    agent = create_agent(
+        model={"provider": "mock", "model": "demo"},
+        provider=create_mock_provider([[provider_tool_call("c1", "vault", {}), provider_done()]]),
+        tools=[define_tool("vault", lambda args, ctx: "opened")],
+        store=SqliteSessionStore(tmp_path / "failing.sqlite"),
+        secrets=[SECRET],
+        middleware=middleware,
+    )
+    wrapped = prism_dbos.DBOSAgent(agent, name="failing-vault")
+    with pytest.raises(PrismError) as raised:
+        await wrapped.run("s-fail", "open it", run_id="run-fail")
+    assert SECRET not in str(raised.value)
+    assert "vault refused key" in str(raised.value)
+    status = await DBOS.get_workflow_status_async("run-fail")
+    assert status is not None and status.status == "ERROR"
+    system = Path(durable.agent.store.path).parent / "dbos.sqlite"
+    assert _dbos_values_holding(system, "vault refused key")  # the failure is kept
+    assert _dbos_values_holding(system, SECRET) == []

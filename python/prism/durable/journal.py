@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from prism.contracts import Message, SessionEntry
-from prism.errors import ReplayDivergedError
+from prism.errors import PrismError, ReplayDivergedError
 from prism.runtime.durable import is_checkpoint_entry
 from prism.runtime.result import RunResult
 from prism.security.redaction import redact_keeping_ids
@@ -155,7 +155,11 @@ class ReplayJournal:
         async def counted() -> dict[str, Any]:
             nonlocal ran, value
             ran = True
-            value = await body()
+            try:
+                value = await body()
+            except Exception as error:
+                # The engine keeps a failed step's exception too.
+                raise self._redact_error(error) from None
             # What an engine keeps is a store: configured secrets never reach
             # it (ids excepted, as in session entries).
             return {"value": self._redact(value), "ids": self._position - before}
@@ -165,6 +169,19 @@ class ReplayJournal:
             return value  # type: ignore[no-any-return]
         self._position += int(record["ids"])
         return record["value"]  # type: ignore[no-any-return]
+
+    def _redact_error(self, error: Exception) -> Exception:
+        """``error`` itself, or, when its text holds a configured secret, a
+        ``PrismError`` with that text redacted (its own attributes could
+        hold the secret too, and an engine pickles them)."""
+        redactor = self._run.config.redactor if self._run is not None else None
+        if redactor is None or not len(redactor) or not redactor.contains(str(error)):
+            return error
+        code = getattr(error, "code", None)
+        return PrismError(
+            f"{type(error).__name__}: {redactor.redact_text(str(error))}",
+            code=code if isinstance(code, str) else None,
+        )
 
     def _redact(self, value: Any) -> Any:
         redactor = self._run.config.redactor if self._run is not None else None
