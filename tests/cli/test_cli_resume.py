@@ -77,3 +77,34 @@ def test_resume_flags_are_checked(cli_env: dict[str, str]) -> None:
         done = run_prism(cli_env, *args)
         assert done.returncode == 2, (args, done.stderr)
         assert message in done.stderr, (args, done.stderr)
+
+
+def test_a_run_dbos_owns_is_not_resumed_here(cli_env: dict[str, str], prism_home: Path) -> None:
+    stamp = "2026-11-30T00:00:00.000Z"
+    entries = [
+        {
+            "id": "entry_a",
+            "sessionId": "job",
+            "parentId": None,
+            "kind": "message",
+            "createdAt": stamp,
+            "message": {"role": "user", "content": [{"type": "text", "text": "count"}]},
+        },
+        {
+            "id": "entry_b",
+            "sessionId": "job",
+            "parentId": "entry_a",
+            "kind": "custom",
+            "customType": "prism.checkpoint",
+            "createdAt": stamp,
+            "data": {"version": 1, "runId": "run-7", "step": 1, "phase": "input", "engine": "dbos"},
+        },
+    ]
+    path = prism_home / "sessions.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    before = path.read_bytes()
+    done = run_prism(cli_env, "--session", "job", "--resume")
+    assert done.returncode == 1, done.stderr
+    assert b"belongs to 'dbos'" in done.stderr
+    assert path.read_bytes() == before
