@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from prism.providers.base import AIProvider
     from prism.security.permissions import PermissionPolicy
 
-__all__ = ["AgentConfig", "SleepFn", "validate_model", "validate_positive_int"]
+__all__ = ["AgentConfig", "SleepFn", "registered_model", "validate_model", "validate_positive_int"]
 
 SleepFn = Callable[[float], Awaitable[None]]
 
@@ -234,3 +234,13 @@ def _check_attention(value: Any, model: ModelConfig, compaction: Any) -> Any:
     return create_attention_compiler(
         None if value is True else value, model=model, compaction_trigger=trigger
     )
+
+
+def registered_model(registry: Any, provider: str, model_id: str) -> ModelConfig:
+    """The registry's config for ``provider``/``model_id`` when it lists one
+    (limits, prices), else just the names."""
+    if registry is not None:
+        for config in registry.list_models(provider):
+            if config["model"] == model_id:
+                return config  # type: ignore[no-any-return]
+    return {"provider": provider, "model": model_id}

@@ -26,7 +26,7 @@ from prism.errors import (
 from prism.middleware import report_middleware_errors
 from prism.runtime.autocompact import compact_branch, maybe_auto_compact, merged_options
 from prism.runtime.branch import BranchCache
-from prism.runtime.config import validate_model
+from prism.runtime.config import registered_model, validate_model
 from prism.runtime.context import AppendBatch, AttentionState, RunClaim, RunContext, RunJournal
 from prism.runtime.events import AgentEventListener, EventHub
 from prism.runtime.input import normalize_input
@@ -454,19 +454,12 @@ class AgentSession:
         await self.load()
         if isinstance(model, str):
             name = provider or self.current_model["provider"]
-            model = _registered_model(config.providers, name, model)
+            model = registered_model(config.providers, name, model)
         elif provider is not None:
             model = {**model, "provider": provider}
         checked = validate_model(model)
         config.check_provider(checked, "set_model")
-        entry: SessionEntry = {
-            "id": self.new_entry_id(),
-            "sessionId": self._id,
-            "parentId": None,
-            "kind": "model_change",
-            "model": checked,
-        }
-        (stored,) = await self._append_chain([entry])
+        stored = await self._append_entry("model_change", model=checked)
         self._hub.emit(
             {"type": "model_changed", "model": stored["model"], "entryId": stored["id"]},  # type: ignore[typeddict-item]
             self._active_run_id,
@@ -480,19 +473,11 @@ class AgentSession:
             raise ConfigError("label must be a non-empty string")
         await self.load()
         target = target_id if target_id is not None else self.branch.leaf_id
-        entry: dict[str, Any] = {
-            "id": self.new_entry_id(),
-            "sessionId": self._id,
-            "parentId": None,
-            "kind": "label",
-            "label": label,
-        }
-        if target is not None:
-            if await self._store.get(target) is None:
-                raise UnknownNameError(f"unknown session entry id {target!r}")
-            entry["targetId"] = target
-        (stored,) = await self._append_chain([entry])  # type: ignore[list-item]
-        return stored
+        if target is None:
+            return await self._append_entry("label", label=label)
+        if await self._store.get(target) is None:
+            raise UnknownNameError(f"unknown session entry id {target!r}")
+        return await self._append_entry("label", label=label, targetId=target)
 
     async def append_custom(self, custom_type: str, data: Any = None) -> SessionEntry:
         """Append one ``custom`` entry (host data such as memory records) under
@@ -502,15 +487,19 @@ class AgentSession:
         if not isinstance(custom_type, str) or not custom_type:
             raise ConfigError("custom entry type must be a non-empty string")
         await self.load()
+        if data is None:
+            return await self._append_entry("custom", customType=custom_type)
+        return await self._append_entry("custom", customType=custom_type, data=data)
+
+    async def _append_entry(self, kind: str, **fields: Any) -> SessionEntry:
+        """One entry of ``kind`` under the leaf (outside any run)."""
         entry: dict[str, Any] = {
             "id": self.new_entry_id(),
             "sessionId": self._id,
             "parentId": None,
-            "kind": "custom",
-            "customType": custom_type,
+            "kind": kind,
+            **fields,
         }
-        if data is not None:
-            entry["data"] = data
         (stored,) = await self._append_chain([entry])  # type: ignore[list-item]
         return stored
 
@@ -622,16 +611,6 @@ class AgentSession:
     async def clone(self, *, id: str | None = None) -> AgentSession:
         """``fork`` at the current leaf: the same branch under a new session id."""
         return await self.fork(None, id=id)
-
-
-def _registered_model(registry: Any, provider: str, model_id: str) -> ModelConfig:
-    """The registry's config for ``provider``/``model_id`` when it lists one
-    (limits, prices), else just the names."""
-    if registry is not None:
-        for config in registry.list_models(provider):
-            if config["model"] == model_id:
-                return config  # type: ignore[no-any-return]
-    return {"provider": provider, "model": model_id}
 
 
 def _refuse_inside_event_loop(what: str, instead: str) -> None:
