@@ -59,6 +59,7 @@ async def test_tool_mode_corrects_an_invalid_answer_then_returns_the_model() -> 
     session.subscribe(events.append)
     result = await session.run("Weather in Oslo?", output_type=Weather)
     assert result.output == Weather(city="Oslo", celsius=4.5)
+    assert result.to_json()["output"] == {"city": "Oslo", "celsius": 4.5}
     assert result.message is not None and result.message["role"] == "assistant"
     first = provider.requests[0]
     assert [t["name"] for t in first["tools"]] == ["final_result"]

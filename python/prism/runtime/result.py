@@ -44,4 +44,10 @@ class RunResult:
         }
         if self.stop_reason is not None:
             out["stopReason"] = self.stop_reason
+        if self.output is not None:
+            # A pydantic model or dataclass as JSON data; imported only for
+            # runs given output_type (pydantic built their value anyway).
+            from pydantic_core import to_jsonable_python
+
+            out["output"] = to_jsonable_python(self.output)
         return out
