@@ -152,7 +152,7 @@ class DBOSAgent:
             if option in options:
                 raise ConfigError(f"run option {option} is not available under DBOS: {why}")
         try:
-            json.dumps(options)
+            encoded_options = json.dumps(options)
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"DBOS run options must be JSON data: {exc}") from None
         messages = normalize_input(input)
@@ -162,7 +162,7 @@ class DBOSAgent:
             # DBOS keeps workflow input in its system database. The input is
             # redacted as the session stores it (the model sees the stored
             # copy either way); options are not redacted but refused.
-            if redactor.contains(json.dumps(options)):
+            if redactor.contains(encoded_options):
                 raise ConfigError(
                     "DBOS run options hold a configured secret, and DBOS would store them"
                 )

@@ -35,7 +35,7 @@ from prism.contracts import Message, SessionEntry
 from prism.errors import PrismError, ReplayDivergedError
 from prism.runtime.durable import is_checkpoint_entry
 from prism.runtime.result import RunResult
-from prism.security.redaction import redact_keeping_ids
+from prism.security.redaction import SecretRedactor, redact_keeping_ids
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -174,8 +174,8 @@ class ReplayJournal:
         """``error`` itself, or, when its text holds a configured secret, a
         ``PrismError`` with that text redacted (its own attributes could
         hold the secret too, and an engine pickles them)."""
-        redactor = self._run.config.redactor if self._run is not None else None
-        if redactor is None or not len(redactor) or not redactor.contains(str(error)):
+        redactor = self._redactor()
+        if redactor is None or not redactor.contains(str(error)):
             return error
         code = getattr(error, "code", None)
         return PrismError(
@@ -184,10 +184,13 @@ class ReplayJournal:
         )
 
     def _redact(self, value: Any) -> Any:
+        redactor = self._redactor()
+        return value if redactor is None else redact_keeping_ids(value, redactor)
+
+    def _redactor(self) -> SecretRedactor | None:
+        """The agent's redactor, or None when it knows no secrets."""
         redactor = self._run.config.redactor if self._run is not None else None
-        if redactor is None or not len(redactor):
-            return value
-        return redact_keeping_ids(value, redactor)
+        return redactor if redactor is not None and len(redactor) else None
 
     async def record(
         self, name: str, body: Callable[[], Coroutine[Any, Any, dict[str, Any]]]
@@ -220,9 +223,8 @@ async def run_journaled(
 
 def result_to_record(result: RunResult) -> dict[str, Any]:
     """A ``RunResult`` as plain JSON data (an engine's recorded workflow output)."""
-    record = result.to_json()
+    record = result.to_json()  # carries a structured output as JSON data
     record["messages"] = result.messages
-    record["output"] = result.output
     return record
 
 
