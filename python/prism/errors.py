@@ -4,12 +4,10 @@ to these at the Python boundary where a caller is expected to catch them."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from prism.contracts import ErrorInfo, JsonValue
-
-if TYPE_CHECKING:
-    from prism.security.redaction import SecretRedactor
+from prism.security.secret_redactor import SecretRedactor, require_redactor
 
 _T = TypeVar("_T")
 
@@ -225,8 +223,6 @@ def _jsonable(value: Any, depth: int = 0) -> JsonValue:
 
 def _check_redactor(redactor: object) -> None:
     # Never None: a missing redactor is how secrets used to slip through.
-    from prism.security.redaction import require_redactor
-
     require_redactor(redactor, owner="error info")
 
 

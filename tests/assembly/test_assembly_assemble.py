@@ -199,9 +199,9 @@ async def test_attention_compiler_plugs_into_groups(monkeypatch: pytest.MonkeyPa
         )
         return {"groups": shrunk, "mutated": True, "report": {"used": 10, "usedAfter": 5}}
 
-    fake = types.ModuleType("prism.attention")
+    fake = types.ModuleType("prism.attention.compile")
     fake.compile_attention = compile_attention  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "prism.attention", fake)
+    monkeypatch.setitem(sys.modules, "prism.attention.compile", fake)
     order: list[str] = []
     middleware = create_middleware_registry()
     middleware.use(
@@ -234,9 +234,9 @@ async def test_attention_compiler_plugs_into_groups(monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.anyio
 async def test_attention_not_mutated_means_no_report(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("prism.attention")
+    fake = types.ModuleType("prism.attention.compile")
     fake.compile_attention = lambda **kw: {"groups": kw["groups"], "mutated": False}  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "prism.attention", fake)
+    monkeypatch.setitem(sys.modules, "prism.attention.compile", fake)
     reports: list[Any] = []
     request = await assemble_provider_input(
         model=MODEL, input="x", attention_compiler=object(), on_attention_report=reports.append
@@ -245,19 +245,21 @@ async def test_attention_not_mutated_means_no_report(monkeypatch: pytest.MonkeyP
 
 
 @pytest.mark.anyio
-async def test_attention_missing_is_not_implemented(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "prism.attention", types.ModuleType("prism.attention"))
-    with pytest.raises(NotImplementedError, match="compile_attention is unavailable"):
+async def test_without_a_compiler_nothing_touches_attention(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    empty = types.ModuleType("prism.attention.compile")
+    monkeypatch.setitem(sys.modules, "prism.attention.compile", empty)
+    with pytest.raises(ImportError, match="compile_attention"):
         await assemble_provider_input(model=MODEL, input="x", attention_compiler=object())
-    # Without a compiler nothing touches the attention package.
     assert (await assemble_provider_input(model=MODEL, input="x"))["messages"]
 
 
 @pytest.mark.anyio
 async def test_attention_returning_garbage_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("prism.attention")
+    fake = types.ModuleType("prism.attention.compile")
     fake.compile_attention = lambda **kw: {"groups": []}  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "prism.attention", fake)
+    monkeypatch.setitem(sys.modules, "prism.attention.compile", fake)
     with pytest.raises(ConfigError, match="compile_attention returned no MessageGroups"):
         await assemble_provider_input(model=MODEL, input="x", attention_compiler=object())
 

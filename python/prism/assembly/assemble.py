@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import importlib
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
@@ -96,13 +95,10 @@ async def _compile_attention(
     turn: int | None,
     on_report: Callable[[Any], Any] | None,
 ) -> MessageGroups:
-    # Looked up at call time: the attention package plugs in here when present.
-    try:
-        compile_attention = importlib.import_module("prism.attention").compile_attention
-    except (ImportError, AttributeError) as error:
-        raise NotImplementedError(
-            "attention_compiler was given but prism.attention.compile_attention is unavailable"
-        ) from error
+    # Imported here, not at the top: a request without an attention compiler
+    # (most of them) never loads the attention package.
+    from prism.attention.compile import compile_attention
+
     outcome = compile_attention(
         compiler=compiler,
         groups=groups,

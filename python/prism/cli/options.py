@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from prism.cli.usage import UsageProblem as UsageProblem
+
 Mode = Literal["print", "json", "rpc"]
 MODES: tuple[Mode, ...] = ("print", "json", "rpc")
 MAX_MOCK_DELAY_MS = 600_000
@@ -25,10 +27,6 @@ COMPACTION_STRATEGIES: dict[str, str] = {
     "llm-compaction": "llm",
 }
 MEMORY_KINDS: tuple[str, ...] = ("observational",)
-
-
-class UsageProblem(Exception):
-    """Invalid flags, values or config: reported on one line, exit code 2."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-from prism.cli.options import UsageProblem
+from prism.cli.usage import UsageProblem
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 PROVIDERS_KEY = "providers"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from prism.security.redaction import SecretRedactor
+from prism.security.secret_redactor import SecretRedactor
 
 __all__ = ["MAX_VALUE_DEPTH", "describe_path", "too_deep_path", "tool_arguments_problem"]
 

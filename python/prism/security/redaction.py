@@ -11,9 +11,17 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterable
-from typing import Final, Protocol, TypeVar, runtime_checkable
+from typing import Final, TypeVar
 
 from prism.errors import ConfigError, error_info, redact_error_info
+from prism.security.limits import describe_path, too_deep_path
+from prism.security.secret_redactor import (
+    DEFAULT_MASK,
+    NOOP_REDACTOR,
+    NoopRedactor,
+    SecretRedactor,
+    require_redactor,
+)
 
 _T = TypeVar("_T")
 
@@ -34,52 +42,6 @@ __all__ = [
     "redactable_credentials",
     "require_redactor",
 ]
-
-DEFAULT_MASK = "[REDACTED]"
-
-
-@runtime_checkable
-class SecretRedactor(Protocol):
-    """What every redactor offers; the native ``Redactor`` and ``NoopRedactor`` both fit."""
-
-    @property
-    def mask(self) -> str: ...
-
-    def __len__(self) -> int: ...
-
-    def contains(self, text: str) -> bool: ...
-
-    def redact_text(self, text: str) -> str: ...
-
-    def redact_value(self, value: _T) -> _T: ...
-
-
-class NoopRedactor:
-    """Stands in when no secrets are known, so callers never branch on ``None``."""
-
-    __slots__ = ("_mask",)
-
-    def __init__(self, mask: str = DEFAULT_MASK) -> None:
-        self._mask = mask
-
-    @property
-    def mask(self) -> str:
-        return self._mask
-
-    def __len__(self) -> int:
-        return 0
-
-    def contains(self, text: str) -> bool:
-        return False
-
-    def redact_text(self, text: str) -> str:
-        return text
-
-    def redact_value(self, value: _T) -> _T:
-        return value
-
-    def __repr__(self) -> str:
-        return "NoopRedactor()"
 
 
 def normalize_secrets(secrets: Iterable[str | None] | None) -> tuple[str, ...]:
@@ -187,28 +149,6 @@ def create_redactor(
     return redactor
 
 
-NOOP_REDACTOR: Final[SecretRedactor] = NoopRedactor()
-"""The shared redactor for "no secrets"; pass it where a redactor is required."""
-
-
-def require_redactor(redactor: object, *, owner: str) -> SecretRedactor:
-    """``redactor`` itself, or a TypeError naming ``owner`` when it is None, a
-    bare list of secrets, or anything else without the redactor methods."""
-    if redactor is None or not all(
-        callable(getattr(redactor, name, None)) for name in ("redact_text", "redact_value")
-    ):
-        hint = (
-            " (build one with create_redactor(secrets))"
-            if isinstance(redactor, list | tuple | set | frozenset | str)
-            else ""
-        )
-        raise TypeError(
-            f"{owner}: redactor must be a SecretRedactor, got {type(redactor).__name__}{hint}; "
-            "pass NOOP_REDACTOR when there are no secrets"
-        )
-    return redactor  # type: ignore[return-value]
-
-
 def redact_then_clip(text: str, redactor: SecretRedactor, limit: int, marker: str = "…") -> str:
     """``text`` redacted, *then* cut to ``limit`` characters (plus ``marker``).
 
@@ -239,7 +179,6 @@ def redact_keeping_ids(value: _T, redactor: SecretRedactor) -> _T:
         out = redactor.redact_value(value)
     except ValueError:
         from prism.errors import NestingTooDeepError
-        from prism.security.limits import describe_path, too_deep_path
 
         path = too_deep_path(value, 90)
         if path is None:

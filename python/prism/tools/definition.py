@@ -3,32 +3,19 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from prism._schema import compile_schema, schema_violation
 from prism.contracts import ToolDeclaration
 from prism.errors import ConfigError
+from prism.tools.context import ToolArgumentsError as ToolArgumentsError
+from prism.tools.context import ToolContext as ToolContext
+from prism.tools.context import ToolExecute as ToolExecute
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
-
-ToolExecute: TypeAlias = Callable[[dict[str, Any], "ToolContext"], "Any | Awaitable[Any]"]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolContext:
-    """Per-call context. Dispatch fills ``tool_call_id``; the runtime fills the ids.
-
-    Cancellation reaches a tool as anyio cancellation of the awaiting task;
-    there is no separate signal object.
-    """
-
-    session_id: str | None = None
-    run_id: str | None = None
-    tool_call_id: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,12 +78,6 @@ class ToolDefinition:
         if problem is None:
             return None
         return f"arguments for tool {self.name!r} do not match its schema: {problem}"
-
-
-class ToolArgumentsError(Exception):
-    """Raised by an ``execute`` whose arguments fail validation beyond the JSON
-    schema (a typed tool's pydantic checks). Dispatch turns it into an
-    ``invalid_arguments`` tool error, so the model sees it and the run goes on."""
 
 
 @overload

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from prism.errors import ConfigError
-from prism.tools.definition import ToolArgumentsError, ToolContext, ToolExecute
+from prism.tools.context import ToolArgumentsError, ToolContext, ToolExecute
 
 _SECTION = re.compile(
     r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?):\s*$"
