@@ -1,5 +1,48 @@
-"""Prism's exceptions, defined once. Native ValueError/TypeError are mapped
-to these at the Python boundary where a caller is expected to catch them."""
+"""Prism's exceptions, defined once, in one tree. Native ValueError/TypeError
+are mapped to these at the Python boundary where a caller is expected to
+catch them.
+
+A host catches the middle row: ``RunError`` for "the run failed",
+``StoreError`` for "storage failed", ``ConfigError`` for "what I passed is
+wrong", and so on (docs/errors.md). Every class keeps its own ``code``, the
+value that travels in ``ErrorInfo`` on the wire. Builtins in parentheses are
+extra bases, kept so ``except ValueError`` and friends still work::
+
+    PrismError
+     ├── ConfigError (ValueError)           an option, config file or manifest is invalid
+     │    ├── ManifestError
+     │    ├── ConfigFileError
+     │    ├── SettingsError
+     │    └── AttentionConfigError (TypeError)
+     ├── RunError                           a run ended without its answer
+     │    ├── RunAbortedError
+     │    ├── ProviderError
+     │    ├── MaxToolRoundsError
+     │    ├── StructuredOutputError
+     │    ├── AttentionBudgetError
+     │    └── ReplayDivergedError
+     ├── SessionStateError                  the session cannot do that right now
+     │    ├── SessionBusyError
+     │    └── NoActiveRunError
+     ├── StoreError                         a session store could not read or write
+     │    └── DuplicateEntryError (ValueError)
+     ├── ExtensionError                     an extension or one of its contributions failed
+     │    ├── CommandError
+     │    ├── RegistryClosedError
+     │    └── DuplicateContributionError (ValueError)
+     ├── AccessError                        a permission or a credential stopped an action
+     │    ├── PermissionDeniedError
+     │    └── CredentialError
+     ├── UnknownNameError (KeyError)        a registry lookup of a name nobody registered
+     ├── ResourceError                      a host's resource loader refused or failed
+     ├── NestingTooDeepError (ValueError)   outside data nested deeper than Prism carries
+     ├── LlmCompactionError                 (prism.compaction.llm) a model-written summary failed
+     ├── RequestSerializationError (ValueError)
+     │                                      (prism.providers) a request an adapter cannot send
+     └── InvalidMemoryIdError (ValueError)  (prism.memory) not an observational-memory id
+
+tests/test_error_tree.py pins this drawing against the classes.
+"""
 
 from __future__ import annotations
 
@@ -37,82 +80,6 @@ class ConfigError(PrismError, ValueError):
     code = "invalid_config"
 
 
-class SessionBusyError(PrismError):
-    """A session already has an active run."""
-
-    code = "session_busy"
-
-
-class StoreError(PrismError):
-    """A session store could not read or write."""
-
-    code = "store_error"
-
-
-class DuplicateEntryError(StoreError, ValueError):
-    """A store refused an entry whose id it already holds (a ``StoreError``,
-    so callers catching store failures see it too)."""
-
-    code = "duplicate_entry"
-
-
-class ProviderError(PrismError):
-    """A provider turn failed; carries the provider's ErrorInfo."""
-
-    code = "provider_error"
-
-    def __init__(self, info: ErrorInfo) -> None:
-        super().__init__(info.get("message", "provider error"), code=info.get("code"))
-        self.info = info
-
-    def to_error_info(self) -> ErrorInfo:
-        return self.info
-
-
-class RunAbortedError(PrismError):
-    code = "aborted"
-
-    def __init__(self, message: str = "Agent run aborted") -> None:
-        super().__init__(message)
-
-
-class UnknownNameError(PrismError, KeyError):
-    """A registry was asked for a name nobody registered."""
-
-    code = "unknown_name"
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else self.code
-
-
-class PermissionDeniedError(PrismError):
-    code = "permission_denied"
-
-
-class CredentialError(PrismError):
-    """No credential resolved, or a refresh failed. Messages never hold secret values."""
-
-    code = "credential_error"
-
-
-class DuplicateContributionError(PrismError, ValueError):
-    """A contribution registry already holds a value under that name."""
-
-    code = "duplicate_contribution"
-
-
-class RegistryClosedError(PrismError):
-    """A registry (or an extension API) was used after it was frozen."""
-
-    code = "registry_closed"
-
-
-class ExtensionError(PrismError):
-    """An extension is malformed or could not be loaded."""
-
-    code = "extension_error"
-
-
 class ManifestError(ConfigError):
     """A package manifest is not valid data; ``problems`` lists every finding."""
 
@@ -135,52 +102,6 @@ class SettingsError(ConfigError):
     code = "settings_error"
 
 
-class ResourceError(PrismError):
-    """A resource could not be loaded or decoded."""
-
-    code = "resource_error"
-
-
-class CommandError(PrismError):
-    """A command contribution refused its arguments or failed while running."""
-
-    code = "command_error"
-
-
-class NestingTooDeepError(PrismError, ValueError):
-    """A value from outside (model output, a tool result) is nested deeper
-    than Prism carries; the message holds a short, redacted path only."""
-
-    code = "too_deep"
-
-
-class NoActiveRunError(PrismError):
-    """steer/follow_up was called on a session with no active run."""
-
-    code = "no_active_run"
-
-
-class MaxToolRoundsError(PrismError):
-    """A run asked for more tool rounds than ``max_tool_rounds`` allows."""
-
-    code = "max_tool_rounds"
-
-
-class StructuredOutputError(PrismError):
-    """A run given ``output_type`` got no valid answer from the model within
-    ``max_tool_rounds`` corrections."""
-
-    code = "invalid_output"
-
-
-class ReplayDivergedError(PrismError):
-    """A durable-execution engine replayed a run and the run did not do what
-    its earlier execution stored (a stored entry of another kind, or on
-    another branch): the run's code or configuration changed in between."""
-
-    code = "replay_diverged"
-
-
 class AttentionConfigError(ConfigError, TypeError):
     """An attention compiler option, overlay or input cap is invalid.
 
@@ -190,7 +111,48 @@ class AttentionConfigError(ConfigError, TypeError):
     code = "invalid_config"
 
 
-class AttentionBudgetError(PrismError):
+class RunError(PrismError):
+    """A run ended without its answer: aborted, a provider failure, too many
+    tool rounds, no valid structured output, over the attention budget, or
+    a durable replay that diverged. Catch this for "the run failed"."""
+
+    code = "run_error"
+
+
+class RunAbortedError(RunError):
+    code = "aborted"
+
+    def __init__(self, message: str = "Agent run aborted") -> None:
+        super().__init__(message)
+
+
+class ProviderError(RunError):
+    """A provider turn failed; carries the provider's ErrorInfo."""
+
+    code = "provider_error"
+
+    def __init__(self, info: ErrorInfo) -> None:
+        super().__init__(info.get("message", "provider error"), code=info.get("code"))
+        self.info = info
+
+    def to_error_info(self) -> ErrorInfo:
+        return self.info
+
+
+class MaxToolRoundsError(RunError):
+    """A run asked for more tool rounds than ``max_tool_rounds`` allows."""
+
+    code = "max_tool_rounds"
+
+
+class StructuredOutputError(RunError):
+    """A run given ``output_type`` got no valid answer from the model within
+    ``max_tool_rounds`` corrections."""
+
+    code = "invalid_output"
+
+
+class AttentionBudgetError(RunError):
     """The attention compiler ran every eligible stage and the request is still
     over its ratio: compact instead of silently evicting. Carries counts only."""
 
@@ -205,6 +167,109 @@ class AttentionBudgetError(PrismError):
         self.used_after = used_after
         self.input_cap = input_cap
         self.trigger_ratio = trigger_ratio
+
+
+class ReplayDivergedError(RunError):
+    """A durable-execution engine replayed a run and the run did not do what
+    its earlier execution stored (a stored entry of another kind, or on
+    another branch): the run's code or configuration changed in between."""
+
+    code = "replay_diverged"
+
+
+class SessionStateError(PrismError):
+    """The session cannot do that right now: a run is already active, or
+    there is no active run to steer."""
+
+    code = "session_state"
+
+
+class SessionBusyError(SessionStateError):
+    """A session already has an active run."""
+
+    code = "session_busy"
+
+
+class NoActiveRunError(SessionStateError):
+    """steer/follow_up was called on a session with no active run."""
+
+    code = "no_active_run"
+
+
+class StoreError(PrismError):
+    """A session store could not read or write."""
+
+    code = "store_error"
+
+
+class DuplicateEntryError(StoreError, ValueError):
+    """A store refused an entry whose id it already holds (a ``StoreError``,
+    so callers catching store failures see it too)."""
+
+    code = "duplicate_entry"
+
+
+class ExtensionError(PrismError):
+    """An extension is malformed or could not be loaded, or one of its
+    contributions (a command, a registry entry) failed."""
+
+    code = "extension_error"
+
+
+class CommandError(ExtensionError):
+    """A command contribution refused its arguments or failed while running."""
+
+    code = "command_error"
+
+
+class ResourceError(PrismError):
+    """A resource could not be loaded or decoded."""
+
+    code = "resource_error"
+
+
+class RegistryClosedError(ExtensionError):
+    """A registry (or an extension API) was used after it was frozen."""
+
+    code = "registry_closed"
+
+
+class DuplicateContributionError(ExtensionError, ValueError):
+    """A contribution registry already holds a value under that name."""
+
+    code = "duplicate_contribution"
+
+
+class AccessError(PrismError):
+    """A permission policy or a missing credential stopped an action."""
+
+    code = "access_error"
+
+
+class PermissionDeniedError(AccessError):
+    code = "permission_denied"
+
+
+class CredentialError(AccessError):
+    """No credential resolved, or a refresh failed. Messages never hold secret values."""
+
+    code = "credential_error"
+
+
+class UnknownNameError(PrismError, KeyError):
+    """A registry was asked for a name nobody registered."""
+
+    code = "unknown_name"
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else self.code
+
+
+class NestingTooDeepError(PrismError, ValueError):
+    """A value from outside (model output, a tool result) is nested deeper
+    than Prism carries; the message holds a short, redacted path only."""
+
+    code = "too_deep"
 
 
 # --- one way from an exception to ErrorInfo -------------------------------------------
