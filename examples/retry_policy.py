@@ -17,8 +17,8 @@ async def main() -> None:
     ):
         print(f"{info['message']!r}: transient={is_transient_error_info(info)}")
 
-    # jitter off to print the plain schedule; by default each backoff is drawn
-    # from [0, backoff] (full jitter), and "seed" makes the draws repeatable.
+    # jitter off to print the plain schedule; by default each wait is drawn
+    # from 75-100 % of its backoff, and "seed" makes the draws repeatable.
     options = RetryOptions.from_json(
         {"maxAttempts": 4, "baseDelayMs": 100, "maxDelayMs": 300, "jitter": False}
     )

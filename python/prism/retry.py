@@ -136,11 +136,13 @@ class DefaultRetryPolicy:
     that value; if it asks for longer than ``max_delay_ms`` the policy gives up
     instead of retrying early (the cap bounds how long a run can stall).
 
-    ``jitter=True`` (the default) applies full jitter to the backoff (a
-    uniform draw in ``[0, backoff]``, so many clients failing together do not
-    retry in step); ``seed`` makes the draws repeatable in tests and
-    ``jitter=False`` gives the plain schedule. A Retry-After is never
-    shortened by jitter."""
+    ``jitter=True`` (the default) waits a uniform draw in ``[0.75 * backoff,
+    backoff]``, the official OpenAI client's rule: clients failing together do
+    not retry in step, yet every wait keeps three quarters of its schedule, so
+    waits always grow until the cap (full jitter, ``[0, backoff]``, could draw
+    a second wait shorter than the first, which reads as no backoff at all).
+    ``seed`` makes the draws repeatable in tests and ``jitter=False`` gives
+    the plain schedule. A Retry-After is never shortened by jitter."""
 
     def __init__(
         self,
@@ -167,7 +169,10 @@ class DefaultRetryPolicy:
             capped = self.max_delay_ms
         else:
             capped = min(self.base_delay_ms << exponent, self.max_delay_ms)
-        return self._random.randint(0, capped) if self.jitter else capped
+        if not self.jitter:
+            return capped
+        # Integer form of capped * (1 - 0.25 * random()): never below 75 %.
+        return capped - self._random.randint(0, capped // 4)
 
     def decide(self, context: RetryContext) -> RetryDecision:
         info = context.error

@@ -207,3 +207,36 @@ def test_compaction_estimate_counts_what_the_frontier_keeps_applied() -> None:
     handle = compiler(10**9, keepLast=6, thinkingKeepTurns=6)  # nothing eligible
     with_sticky = estimate_compiled_tokens(handle, hist, frontier=frontier)
     assert with_sticky < estimate_compiled_tokens(handle, hist)
+
+
+@pytest.mark.parametrize("policy", ["deep", "proactive"])
+def test_free_cache_reads_never_divide_by_zero(policy: str) -> None:
+    # A model whose cache reads cost nothing: a proactive trip's saving is
+    # zero, so it never pays; building the agent used to raise
+    # ZeroDivisionError even under the default policy, which ignores the ratio.
+    from prism.providers import create_mock_provider
+    from prism.runtime import create_agent
+
+    model = {
+        "provider": "mock",
+        "model": "free-reads",
+        "limits": {"contextWindow": 100_000},
+        "pricing": {"input": 1.0, "output": 2.0, "cacheRead": 0, "cacheWrite": 1.25},
+    }
+    assert cache_multipliers(model) == (0.0, 1.25)
+    assert proactive_ratio(0.0, 1.25) == float("inf")
+    agent = create_agent(
+        model=model,  # type: ignore[arg-type]
+        provider=create_mock_provider([[{"type": "done"}]]),
+        attention_compiler={"policy": policy} if policy != "deep" else True,
+    )
+    assert agent is not None
+    # The same request a default-priced proactive gate trips on stays whole:
+    # with nothing saved per later request, a trip can never pay for itself.
+    g = tool_boundary(history(8))
+    cap = int(measured(g) / 0.6)
+    assert compile_attention(proactive(cap), g).mutated is True
+    free = create_attention_compiler(
+        {"policy": "proactive", "maxInputTokens": cap, "keepLast": 1}, model=model
+    )
+    assert compile_attention(free, g).mutated is False

@@ -30,11 +30,11 @@ ANSWER = "Mock response from gpt-4o."
 # Short enough that a stall ends the attempt fast, long enough for a loaded
 # 2-core CI machine to stream a normal chunk.
 READ_TIMEOUT_S = 0.5
-# The default policy (3 attempts, 100 ms base, full jitter) with a seed whose
-# two backoffs are 57 ms then 143 ms: each run's agent starts the sequence
-# afresh, so the waits are the same in every run and grow, as llmock's
-# no_backoff check wants (full jitter can draw a shorter second wait, which
-# llmock would read as "no backoff").
+# The default policy (3 attempts, 100 ms base, jitter of 75-100 % of each
+# backoff) with a fixed seed: each run's agent starts the sequence afresh, so
+# the waits are the same in every run. They grow whatever the seed (the
+# second wait is at least 150 ms, the first at most 100 ms), as llmock's
+# no_backoff check wants.
 RETRY_SEED = 11
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import anyio
@@ -80,13 +81,14 @@ def test_exponential_backoff_capped() -> None:
     assert policy.backoff_ms(10_000) == 1000
 
 
-def test_full_jitter_is_on_by_default_within_the_backoff() -> None:
+def test_jitter_is_on_by_default_and_keeps_three_quarters_of_the_backoff() -> None:
     assert RetryOptions().jitter is True
     policy = create_default_retry_policy(max_attempts=60, base_delay_ms=100, max_delay_ms=1000)
     assert policy.jitter is True
     delays = [policy.decide(ctx(n % 5 + 1, TRANSIENT)).delay_ms for n in range(50)]
     caps = [min(100 * 2 ** (n % 5), 1000) for n in range(50)]
-    assert all(0 <= d <= cap for d, cap in zip(delays, caps, strict=True))
+    # The official OpenAI client's rule: each wait is 75-100 % of its backoff.
+    assert all(cap * 3 / 4 <= d <= cap for d, cap in zip(delays, caps, strict=True))
     assert delays != caps  # drawn, not the plain schedule (50 draws cannot all hit the cap)
     seeded = RetryOptions(seed=5).resolve_policy()
     again = RetryOptions(seed=5).resolve_policy()
@@ -94,6 +96,17 @@ def test_full_jitter_is_on_by_default_within_the_backoff() -> None:
         again.decide(ctx(2, TRANSIENT))
         for _ in range(5)  # type: ignore[union-attr]
     ]
+
+
+def test_jittered_waits_always_grow_until_the_cap() -> None:
+    # Full jitter ([0, backoff]) drew a second wait no longer than the first
+    # for some seeds, which a server (and llmock) reads as no backoff.
+    for seed in range(300):
+        policy = create_default_retry_policy(
+            max_attempts=10, base_delay_ms=100, max_delay_ms=60_000, seed=seed
+        )
+        delays = [policy.decide(ctx(n, TRANSIENT)).delay_ms for n in range(1, 10)]
+        assert all(a < b for a, b in itertools.pairwise(delays)), (seed, delays)
 
 
 def test_max_attempts_counts_total_attempts() -> None:

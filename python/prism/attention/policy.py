@@ -69,7 +69,13 @@ def proactive_ratio(read: float, write: float, horizon: int = PROACTIVE_HORIZON)
     A trip rewrites what is left of the request at the write price instead
     of reading it (``(write - read) * kept``) and then saves ``read *
     reducible`` on each of the next ``horizon`` requests, so it pays when
-    ``reducible >= (write - read) / (read * horizon) * kept``."""
+    ``reducible >= (write - read) / (read * horizon) * kept``.
+
+    Free cache reads (``read == 0``) save nothing later, so no trip ever pays:
+    the ratio is infinite (the gate never trips proactively), not a division
+    by zero that would stop every agent on such a model from being built."""
+    if read <= 0:
+        return math.inf
     return (write - read) / (read * horizon)
 
 
