@@ -8,6 +8,11 @@ from typing import TYPE_CHECKING
 from prism._lazy import attach
 
 if TYPE_CHECKING:
+    from prism.providers.anthropic import (
+        AnthropicProvider,
+        AnthropicRequestPolicy,
+        create_anthropic_provider,
+    )
     from prism.providers.base import (
         PROVIDER_EVENT_TYPES,
         PROVIDER_EXCEPTION_CODE,
@@ -34,6 +39,9 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "AnthropicProvider": "prism.providers.anthropic",
+    "AnthropicRequestPolicy": "prism.providers.anthropic",
+    "create_anthropic_provider": "prism.providers.anthropic",
     "PROVIDER_EVENT_TYPES": "prism.providers.base",
     "PROVIDER_EXCEPTION_CODE": "prism.providers.base",
     "TERMINAL_EVENT_TYPES": "prism.providers.base",
@@ -60,8 +68,11 @@ __all__ = [
     "PROVIDER_EXCEPTION_CODE",
     "TERMINAL_EVENT_TYPES",
     "AIProvider",
+    "AnthropicProvider",
+    "AnthropicRequestPolicy",
     "MockProvider",
     "ProviderRegistry",
+    "create_anthropic_provider",
     "create_mock_provider",
     "create_provider_registry",
     "error_info_from_exception",
