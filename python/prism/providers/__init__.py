@@ -33,6 +33,11 @@ if TYPE_CHECKING:
         MockProvider,
         create_mock_provider,
     )
+    from prism.providers.openai_responses import (
+        OpenAIResponsesProvider,
+        ResponsesRequestPolicy,
+        create_openai_responses_provider,
+    )
     from prism.providers.registry import (
         ProviderRegistry,
         create_provider_registry,
@@ -58,6 +63,9 @@ _EXPORTS: dict[str, str] = {
     "validate_provider_event": "prism.providers.base",
     "MockProvider": "prism.providers.mock",
     "create_mock_provider": "prism.providers.mock",
+    "OpenAIResponsesProvider": "prism.providers.openai_responses",
+    "ResponsesRequestPolicy": "prism.providers.openai_responses",
+    "create_openai_responses_provider": "prism.providers.openai_responses",
     "ProviderRegistry": "prism.providers.registry",
     "create_provider_registry": "prism.providers.registry",
 }
@@ -71,9 +79,12 @@ __all__ = [
     "AnthropicProvider",
     "AnthropicRequestPolicy",
     "MockProvider",
+    "OpenAIResponsesProvider",
     "ProviderRegistry",
+    "ResponsesRequestPolicy",
     "create_anthropic_provider",
     "create_mock_provider",
+    "create_openai_responses_provider",
     "create_provider_registry",
     "error_info_from_exception",
     "normalize_usage",
