@@ -9,6 +9,12 @@ from typing import TYPE_CHECKING
 from prism._lazy import attach
 
 if TYPE_CHECKING:
+    from prism.attention.calibration import (
+        CALIBRATION_ENTRY,
+        TokenCalibration,
+        TokenSplit,
+        split_request_tokens,
+    )
     from prism.attention.compile import (
         AttentionOutcome,
         apply_attention_plan,
@@ -53,6 +59,10 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "CALIBRATION_ENTRY": "prism.attention.calibration",
+    "TokenCalibration": "prism.attention.calibration",
+    "TokenSplit": "prism.attention.calibration",
+    "split_request_tokens": "prism.attention.calibration",
     "AttentionOutcome": "prism.attention.compile",
     "apply_attention_plan": "prism.attention.compile",
     "compile_attention": "prism.attention.compile",
@@ -83,6 +93,7 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
 
 __all__ = [
+    "CALIBRATION_ENTRY",
     "FRONTIER_CUSTOM_TYPE",
     "POLICIES",
     "AttentionBudgetError",
@@ -93,6 +104,8 @@ __all__ = [
     "AttentionReport",
     "AttentionStickyFrontier",
     "AttentionTruncationTrigger",
+    "TokenCalibration",
+    "TokenSplit",
     "ToolResultFold",
     "apply_attention_plan",
     "assert_compaction_trigger",
@@ -109,4 +122,5 @@ __all__ = [
     "resolve_input_cap",
     "resolve_run_compiler",
     "restore_attention_frontier",
+    "split_request_tokens",
 ]

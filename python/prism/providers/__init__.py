@@ -8,6 +8,11 @@ from typing import TYPE_CHECKING
 from prism._lazy import attach
 
 if TYPE_CHECKING:
+    from prism.providers.anthropic import (
+        AnthropicProvider,
+        AnthropicRequestPolicy,
+        create_anthropic_provider,
+    )
     from prism.providers.base import (
         PROVIDER_EVENT_TYPES,
         PROVIDER_EXCEPTION_CODE,
@@ -28,12 +33,20 @@ if TYPE_CHECKING:
         MockProvider,
         create_mock_provider,
     )
+    from prism.providers.openai_responses import (
+        OpenAIResponsesProvider,
+        ResponsesRequestPolicy,
+        create_openai_responses_provider,
+    )
     from prism.providers.registry import (
         ProviderRegistry,
         create_provider_registry,
     )
 
 _EXPORTS: dict[str, str] = {
+    "AnthropicProvider": "prism.providers.anthropic",
+    "AnthropicRequestPolicy": "prism.providers.anthropic",
+    "create_anthropic_provider": "prism.providers.anthropic",
     "PROVIDER_EVENT_TYPES": "prism.providers.base",
     "PROVIDER_EXCEPTION_CODE": "prism.providers.base",
     "TERMINAL_EVENT_TYPES": "prism.providers.base",
@@ -50,6 +63,9 @@ _EXPORTS: dict[str, str] = {
     "validate_provider_event": "prism.providers.base",
     "MockProvider": "prism.providers.mock",
     "create_mock_provider": "prism.providers.mock",
+    "OpenAIResponsesProvider": "prism.providers.openai_responses",
+    "ResponsesRequestPolicy": "prism.providers.openai_responses",
+    "create_openai_responses_provider": "prism.providers.openai_responses",
     "ProviderRegistry": "prism.providers.registry",
     "create_provider_registry": "prism.providers.registry",
 }
@@ -60,9 +76,15 @@ __all__ = [
     "PROVIDER_EXCEPTION_CODE",
     "TERMINAL_EVENT_TYPES",
     "AIProvider",
+    "AnthropicProvider",
+    "AnthropicRequestPolicy",
     "MockProvider",
+    "OpenAIResponsesProvider",
     "ProviderRegistry",
+    "ResponsesRequestPolicy",
+    "create_anthropic_provider",
     "create_mock_provider",
+    "create_openai_responses_provider",
     "create_provider_registry",
     "error_info_from_exception",
     "normalize_usage",

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from prism._lazy import attach
 
 if TYPE_CHECKING:
+    from prism.testing.cache_simulator import CacheSimulator
     from prism.testing.provider_conformance import (
         assert_abort_is_observed,
         assert_no_secret_leak,
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "CacheSimulator": "prism.testing.cache_simulator",
     "assert_abort_is_observed": "prism.testing.provider_conformance",
     "assert_no_secret_leak": "prism.testing.provider_conformance",
     "assert_provider_stream_conforms": "prism.testing.provider_conformance",
@@ -29,6 +31,7 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
 
 __all__ = [
+    "CacheSimulator",
     "assert_abort_is_observed",
     "assert_no_secret_leak",
     "assert_provider_stream_conforms",

@@ -11,6 +11,11 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from prism.errors import UnknownNameError
+from prism.providers.packages.anthropic import (
+    ANTHROPIC_MODELS,
+    anthropic_model,
+    create_anthropic_package_provider,
+)
 from prism.providers.packages.base import (
     AuthDescriptor,
     ProviderPackage,
@@ -52,6 +57,7 @@ def get_provider_preset(name: str) -> ProviderPackage:
 
 
 __all__ = [
+    "ANTHROPIC_MODELS",
     "KIMI_PACKAGE",
     "NEURALWATT_PACKAGE",
     "OPENAI_PACKAGE",
@@ -61,6 +67,8 @@ __all__ = [
     "ZAI_PACKAGE",
     "AuthDescriptor",
     "ProviderPackage",
+    "anthropic_model",
+    "create_anthropic_package_provider",
     "create_kimi_provider",
     "create_neuralwatt_provider",
     "create_openai_provider",

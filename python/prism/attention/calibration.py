@@ -1,0 +1,330 @@
+"""A token estimate that calibrates itself from what the provider bills.
+
+Prism budgets with ``ceil(chars / 4)`` per block plus 4 per message. That
+undercounts JSON and code (short tokens) and overcounts plain English, so the
+error depends on the request's *mix*. :class:`TokenCalibration` learns, per
+model, one ratio per content kind
+
+- ``prose``: text and thinking,
+- ``code``: tool-call arguments and tool declarations (JSON),
+- ``tool``: tool results,
+
+from the provider-reported ``inputTokens`` of requests already sent:
+``reported ~= r_prose * prose + r_code * code + r_tool * tool + fixed``
+(``fixed``: per-message overhead and images, not scaled). The fit is
+recursive least squares on the mix fractions with a forgetting factor, so
+memory is constant (three ratios and a 3x3 matrix per model), recent turns
+weigh most, and a compaction that changes the mix is absorbed because each
+kind has its own ratio. Until a model has been seen, every ratio is 1 (the
+plain estimate). Ratios are kept within ``[0.25, 4]``.
+
+The state is plain JSON (:meth:`TokenCalibration.to_json`, ``from_json``
+drops what it cannot read), so a session can persist it as a custom entry
+(:data:`CALIBRATION_ENTRY`) and a resumed session starts calibrated.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from prism import _native
+
+__all__ = [
+    "CALIBRATION_ENTRY",
+    "KINDS",
+    "TokenCalibration",
+    "TokenSplit",
+    "split_request_tokens",
+]
+
+CALIBRATION_ENTRY: Final = "prism.tokenCalibration"
+KINDS: Final = ("prose", "code", "tool")
+_MESSAGE_OVERHEAD = 4
+_IMAGE_TOKENS = 1000
+_MIN_RATIO, _MAX_RATIO = 0.25, 4.0
+_PRIOR_VARIANCE = (
+    100.0  # prior variance of a ratio over the noise variance of one turn (0.5 / 0.05, squared)
+)
+_FORGET = 0.9  # each turn weighs 1/0.9 of the one before: ~10 turns of memory
+
+
+@dataclass(frozen=True, slots=True)
+class TokenSplit:
+    """The plain estimate of one request, by content kind."""
+
+    prose: int
+    code: int
+    tool: int
+    fixed: int
+
+    @property
+    def total(self) -> int:
+        return self.prose + self.code + self.tool + self.fixed
+
+
+def _block_split(block: Mapping[str, Any]) -> tuple[int, int, int, int]:
+    kind = block.get("type")
+    if kind == "text" or kind == "thinking":
+        text = block.get("text")
+        return (_native.estimate_text_tokens(text) if isinstance(text, str) else 0), 0, 0, 0
+    if kind == "tool_call":
+        name = block.get("name") or ""
+        return (
+            0,
+            _native.estimate_text_tokens(name)
+            + _native.estimate_value_tokens(block.get("arguments")),
+            0,
+            0,
+        )
+    if kind == "tool_result":
+        name = block.get("name") or ""
+        return (
+            0,
+            0,
+            _native.estimate_text_tokens(name) + _native.estimate_value_tokens(block.get("result")),
+            0,
+        )
+    if kind == "image":
+        return 0, 0, 0, _IMAGE_TOKENS
+    return 0, _native.estimate_value_tokens(block), 0, 0
+
+
+class _SplitMemo:
+    """Per-message splits, keyed by object identity (the message is kept, so
+    its id cannot be reused while cached). A session sends the same message
+    objects turn after turn, so only new rows are measured."""
+
+    def __init__(self, size: int = 8192) -> None:
+        self._size = size
+        self._rows: OrderedDict[int, tuple[Any, tuple[int, int, int, int]]] = OrderedDict()
+
+    def split(self, message: Any) -> tuple[int, int, int, int]:
+        key = id(message)
+        hit = self._rows.get(key)
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        prose = code = tool = 0
+        fixed = _MESSAGE_OVERHEAD
+        for block in message.get("content") or ():
+            if isinstance(block, Mapping):
+                p, c, t, f = _block_split(block)
+                prose, code, tool, fixed = prose + p, code + c, tool + t, fixed + f
+        value = (prose, code, tool, fixed)
+        self._rows[key] = (message, value)
+        if len(self._rows) > self._size:
+            self._rows.popitem(last=False)
+        return value
+
+
+_MEMO = _SplitMemo()
+
+
+def split_request_tokens(request: Mapping[str, Any]) -> TokenSplit:
+    """The plain (chars/4) estimate of a provider request, split by kind."""
+    prose = code = tool = fixed = 0
+    for message in request.get("messages") or ():
+        p, c, t, f = _MEMO.split(message)
+        prose, code, tool, fixed = prose + p, code + c, tool + t, fixed + f
+    tools = request.get("tools")
+    if tools:
+        code += _native.estimate_value_tokens(tools)
+    return TokenSplit(prose, code, tool, fixed)
+
+
+class _Model:
+    """One model's fit: ratios ``r`` and the 3x3 covariance ``p`` (row-major)."""
+
+    __slots__ = ("p", "r", "turns")
+
+    def __init__(self) -> None:
+        v = _PRIOR_VARIANCE
+        self.r = [1.0, 1.0, 1.0]
+        self.p = [v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v]
+        self.turns = 0
+
+    def observe(self, split: TokenSplit, reported: int) -> None:
+        scaled = split.prose + split.code + split.tool
+        if scaled <= 0 or reported <= split.fixed:
+            return
+        # Fractions of the scaled part and the ratio it should have had:
+        # well conditioned whatever the request size.
+        u0, u1, u2 = split.prose / scaled, split.code / scaled, split.tool / scaled
+        target = (reported - split.fixed) / scaled
+        p, r = self.p, self.r
+        pu0 = p[0] * u0 + p[1] * u1 + p[2] * u2
+        pu1 = p[3] * u0 + p[4] * u1 + p[5] * u2
+        pu2 = p[6] * u0 + p[7] * u1 + p[8] * u2
+        denominator = _FORGET + u0 * pu0 + u1 * pu1 + u2 * pu2
+        k0, k1, k2 = pu0 / denominator, pu1 / denominator, pu2 / denominator
+        error = target - (r[0] * u0 + r[1] * u1 + r[2] * u2)
+        r[0] = min(_MAX_RATIO, max(_MIN_RATIO, r[0] + k0 * error))
+        r[1] = min(_MAX_RATIO, max(_MIN_RATIO, r[1] + k1 * error))
+        r[2] = min(_MAX_RATIO, max(_MIN_RATIO, r[2] + k2 * error))
+        # P = (P - k (P u)^T) / forget; P stays symmetric.
+        inv = 1.0 / _FORGET
+        self.p = [
+            (p[0] - k0 * pu0) * inv, (p[1] - k0 * pu1) * inv, (p[2] - k0 * pu2) * inv,
+            (p[3] - k1 * pu0) * inv, (p[4] - k1 * pu1) * inv, (p[5] - k1 * pu2) * inv,
+            (p[6] - k2 * pu0) * inv, (p[7] - k2 * pu1) * inv, (p[8] - k2 * pu2) * inv,
+        ]  # fmt: skip
+        # Directions the mix never moves along would grow without bound under
+        # forgetting (covariance wind-up); keep them at the prior instead.
+        top = max(self.p[0], self.p[4], self.p[8])
+        if top > _PRIOR_VARIANCE:
+            scale = _PRIOR_VARIANCE / top
+            self.p = [x * scale for x in self.p]
+        self.turns += 1
+
+    def estimate(self, split: TokenSplit) -> int:
+        r = self.r
+        return round(r[0] * split.prose + r[1] * split.code + r[2] * split.tool) + split.fixed
+
+
+class TokenCalibration:
+    """Per-model calibrated token estimates (see the module doc).
+
+    ``observe(model, split, reported)`` after each turn; ``estimate(model,
+    split)`` for the next budget decision. ``on_update`` (optional) is called
+    with :meth:`snapshot` of the model after each observation.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_models: int = 32,
+        on_update: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self._models: OrderedDict[str, _Model] = OrderedDict()
+        self._max_models = max_models
+        self._pending: dict[str, tuple[str, TokenSplit]] = {}
+        self.on_update = on_update
+
+    def _model(self, name: str) -> _Model:
+        fit = self._models.get(name)
+        if fit is None:
+            fit = self._models[name] = _Model()
+            if len(self._models) > self._max_models:
+                self._models.popitem(last=False)
+        else:
+            self._models.move_to_end(name)
+        return fit
+
+    def observe(self, model: str, split: TokenSplit, reported: int) -> None:
+        fit = self._model(model)
+        fit.observe(split, reported)
+        if self.on_update is not None:
+            self.on_update(self.snapshot(model))
+
+    def estimate(self, model: str, split: TokenSplit) -> int:
+        fit = self._models.get(model)
+        return split.total if fit is None else fit.estimate(split)
+
+    def estimate_request(self, request: Mapping[str, Any]) -> int:
+        """The calibrated estimate of a provider request."""
+        return self.estimate(_model_key(request), split_request_tokens(request))
+
+    def ratios(self, model: str) -> dict[str, float]:
+        fit = self._models.get(model)
+        values = fit.r if fit is not None else [1.0, 1.0, 1.0]
+        return dict(zip(KINDS, values, strict=True))
+
+    def snapshot(self, model: str) -> dict[str, Any]:
+        """``{"model", "turns", "ratios": {prose, code, tool}}`` (counts only, never text)."""
+        fit = self._models.get(model)
+        return {
+            "model": model,
+            "turns": fit.turns if fit is not None else 0,
+            "ratios": {k: round(v, 4) for k, v in self.ratios(model).items()},
+        }
+
+    # -- wiring into a session through its public API ----------------------------
+
+    async def provider_request_middleware(
+        self, request: Any, call_next: Callable[[Any], Awaitable[Any]]
+    ) -> Any:
+        """A ``provider_request`` middleware: remembers the split of the request
+        as sent (after the attention gate and the middleware after this one),
+        keyed by its session."""
+        request = await call_next(request)
+        metadata = request.get("metadata") or {}
+        session = metadata.get("sessionId")
+        if isinstance(session, str):
+            self._pending[session] = (_model_key(request), split_request_tokens(request))
+        return request
+
+    def listener(self, event: Mapping[str, Any]) -> None:
+        """A session listener: learns from each ``message_finished`` usage."""
+        if event.get("type") != "message_finished":
+            return
+        usage = event.get("usage") or {}
+        reported = usage.get("inputTokens")
+        pending = self._pending.pop(str(event.get("sessionId")), None)
+        if pending is None or not isinstance(reported, int) or isinstance(reported, bool):
+            return
+        self.observe(pending[0], pending[1], reported)
+
+    # -- persistence -----------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "models": {
+                name: {"r": list(fit.r), "p": list(fit.p), "turns": fit.turns}
+                for name, fit in self._models.items()
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, **kwargs: Any) -> TokenCalibration:
+        """Restore; a malformed model entry is dropped, never fatal."""
+        calibration = cls(**kwargs)
+        models = data.get("models") if isinstance(data, Mapping) else None
+        if not isinstance(models, Mapping):
+            return calibration
+        for name, raw in models.items():
+            fit = _restore_model(raw)
+            if isinstance(name, str) and fit is not None:
+                calibration._models[name] = fit
+        return calibration
+
+    @classmethod
+    def from_entries(cls, entries: Iterable[Mapping[str, Any]], **kwargs: Any) -> TokenCalibration:
+        """The latest :data:`CALIBRATION_ENTRY` custom entry of a branch."""
+        latest: Any = None
+        for entry in entries:
+            if entry.get("kind") == "custom" and entry.get("customType") == CALIBRATION_ENTRY:
+                latest = entry.get("data")
+        return cls.from_json(latest, **kwargs)
+
+    async def persist(self, session: Any) -> Any:
+        """Append the state to ``session`` as a custom entry (its public API)."""
+        return await session.append_custom(CALIBRATION_ENTRY, self.to_json())
+
+
+def _restore_model(raw: Any) -> _Model | None:
+    if not isinstance(raw, Mapping):
+        return None
+    r, p, turns = raw.get("r"), raw.get("p"), raw.get("turns")
+    numbers = (int, float)
+    if (
+        not isinstance(r, list)
+        or len(r) != 3
+        or not isinstance(p, list)
+        or len(p) != 9
+        or not all(isinstance(x, numbers) and not isinstance(x, bool) for x in [*r, *p])
+        or not isinstance(turns, int)
+    ):
+        return None
+    fit = _Model()
+    fit.r = [min(_MAX_RATIO, max(_MIN_RATIO, float(x))) for x in r]
+    fit.p = [float(x) for x in p]
+    fit.turns = max(0, turns)
+    return fit
+
+
+def _model_key(request: Mapping[str, Any]) -> str:
+    model = request.get("model") or {}
+    return f"{model.get('provider', '')}/{model.get('model', '')}"

@@ -1,0 +1,415 @@
+"""Request side of the Anthropic Messages adapter: policy, body, breakpoints.
+
+Every Prism block is sent or refused with a :class:`BodyError` naming it.
+Reasoning comes back verbatim: a ``thinking`` block whose ``signature`` is
+a plain Anthropic signature is sent as ``{"type": "thinking", ...}``; a turn
+with several reasoning blocks or a ``redacted_thinking`` block carries them
+all in one envelope (:func:`reasoning_envelope`), sent back block by block
+exactly as the server streamed them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from prism.contracts import ContentBlock, JsonValue, Message, ProviderRequest, ToolDeclaration
+from prism.errors import ConfigError
+from prism.providers._http_stream import BodyError, logger
+
+ENVELOPE_PREFIX = "prism.anthropic.v1:"
+MAX_BREAKPOINTS = 4
+BreakpointMode = Literal["auto", "system", "off"]
+_MODES = ("auto", "system", "off")
+_TTLS = ("5m", "1h")
+
+
+@dataclass(frozen=True, slots=True)
+class AnthropicRequestPolicy:
+    """How requests are written.
+
+    cache_breakpoints: ``"auto"`` (default) places ``cache_control`` where the
+      request's stable prefix ends (after system and tools, at the last message
+      unchanged since the session's previous request, and at the end);
+      ``"system"`` one breakpoint after system and tools; ``"off"`` none; or
+      a tuple of message indices to pin (negative counts from the end), which
+      come after the system breakpoint (at most four in all).
+    cache_ttl: ``"5m"`` or ``"1h"`` (the longer one bills writes at 2x).
+    max_tokens: sent when neither the request nor the model says; the API
+      requires one.
+    extra_body: merged into every body last.
+    """
+
+    cache_breakpoints: BreakpointMode | tuple[int, ...] = "auto"
+    cache_ttl: Literal["5m", "1h"] = "5m"
+    max_tokens: int = 4096
+    extra_body: Mapping[str, JsonValue] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        mode = self.cache_breakpoints
+        if isinstance(mode, tuple):
+            if len(mode) > MAX_BREAKPOINTS - 1 or not all(
+                isinstance(i, int) and not isinstance(i, bool) for i in mode
+            ):
+                raise ConfigError(
+                    f"cache_breakpoints: at most 3 pinned message indices (ints); got {mode!r}"
+                )
+        elif mode not in _MODES:
+            raise ConfigError(
+                f"cache_breakpoints must be one of {', '.join(_MODES)} or a tuple of message "
+                f"indices; got {mode!r}"
+            )
+        if self.cache_ttl not in _TTLS:
+            raise ConfigError(f"cache_ttl must be '5m' or '1h'; got {self.cache_ttl!r}")
+        if (
+            isinstance(self.max_tokens, bool)
+            or not isinstance(self.max_tokens, int)
+            or self.max_tokens < 1
+        ):
+            raise ConfigError(f"max_tokens must be a positive int; got {self.max_tokens!r}")
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> AnthropicRequestPolicy:
+        known = {
+            "cacheBreakpoints": "cache_breakpoints",
+            "cacheTtl": "cache_ttl",
+            "maxTokens": "max_tokens",
+            "extraBody": "extra_body",
+        }
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ConfigError(f"unknown request policy keys: {', '.join(unknown)}")
+        values = {known[k]: v for k, v in data.items()}
+        if isinstance(values.get("cache_breakpoints"), list):
+            values["cache_breakpoints"] = tuple(values["cache_breakpoints"])
+        return cls(**values)
+
+
+# -- reasoning envelopes --------------------------------------------------------
+
+
+def reasoning_envelope(blocks: Sequence[Mapping[str, Any]]) -> str:
+    """One signature string carrying every reasoning block of a turn, verbatim."""
+    raw = json.dumps(list(blocks), separators=(",", ":"), ensure_ascii=False).encode()
+    return ENVELOPE_PREFIX + base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+def open_envelope(signature: str, where: str) -> list[dict[str, Any]]:
+    try:
+        blocks = json.loads(base64.urlsafe_b64decode(signature[len(ENVELOPE_PREFIX) :]))
+    except ValueError:
+        blocks = None
+    if not isinstance(blocks, list) or not all(_raw_reasoning_ok(b) for b in blocks):
+        raise BodyError(
+            f"thinking block in {where} has a damaged reasoning envelope (it is not "
+            "the list of thinking/redacted_thinking blocks this adapter wrote)"
+        )
+    return blocks
+
+
+def _raw_reasoning_ok(block: Any) -> bool:
+    if not isinstance(block, dict):
+        return False
+    if block.get("type") == "thinking":
+        return isinstance(block.get("thinking"), str) and isinstance(block.get("signature"), str)
+    return block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str)
+
+
+# -- body -----------------------------------------------------------------------
+
+_OPTION_FIELDS = {"temperature": "temperature", "topP": "top_p", "topK": "top_k"}
+
+
+def build_messages_body(
+    request: ProviderRequest,
+    *,
+    policy: AnthropicRequestPolicy,
+    default_options: Mapping[str, JsonValue],
+    prefix_memory: PrefixMemory | None,
+) -> dict[str, Any]:
+    model = request.get("model")
+    if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
+        raise BodyError("request.model.model must be a model name string")
+    system, messages = serialize_messages(request.get("messages", []))
+    body: dict[str, Any] = {"model": model["model"], "messages": messages, "stream": True}
+    if system:
+        body["system"] = system
+    tools = request.get("tools")
+    if tools:
+        body["tools"] = [serialize_tool(t) for t in tools]
+    options: dict[str, JsonValue] = {**default_options, **(model.get("options") or {})}
+    options.update(request.get("options") or {})
+    limits = model.get("limits") or {}
+    _apply_options(body, options, limits.get("maxOutputTokens") or policy.max_tokens)
+    session = (request.get("metadata") or {}).get("sessionId")
+    place_breakpoints(body, policy, prefix_memory, session if isinstance(session, str) else None)
+    body.update(policy.extra_body)
+    extra = options.get("extraBody")
+    if extra is not None:
+        if not isinstance(extra, Mapping):
+            raise BodyError("options.extraBody must be an object")
+        body.update(extra)
+    return body
+
+
+def _apply_options(
+    body: dict[str, Any], options: Mapping[str, JsonValue], default_max: int
+) -> None:
+    for key, target in _OPTION_FIELDS.items():
+        if options.get(key) is not None:
+            body[target] = options[key]
+    stop = options.get("stop")
+    if stop is not None:
+        body["stop_sequences"] = [stop] if isinstance(stop, str) else stop
+    max_tokens = options.get("maxOutputTokens", options.get("maxTokens", default_max))
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+        raise BodyError("options.maxTokens must be a positive integer")
+    body["max_tokens"] = max_tokens
+    budget = options.get("thinkingBudget")
+    if budget is not None:
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024:
+            raise BodyError("options.thinkingBudget must be an integer >= 1024")
+        body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    choice = options.get("toolChoice")
+    if choice is not None:
+        if choice in ("auto", "none"):
+            body["tool_choice"] = {"type": choice}
+        elif choice == "required":
+            body["tool_choice"] = {"type": "any"}
+        elif isinstance(choice, Mapping) and isinstance(choice.get("name"), str):
+            body["tool_choice"] = {"type": "tool", "name": choice["name"]}
+        else:
+            raise BodyError("options.toolChoice must be 'auto', 'none', 'required' or {name: ...}")
+    if options.get("responseFormat") is not None:
+        raise BodyError(
+            "options.responseFormat: the Messages API has no response_format; ask for JSON "
+            "in the prompt or use a tool"
+        )
+
+
+def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise BodyError("tool declaration without a name")
+    out: dict[str, Any] = {
+        "name": name,
+        "input_schema": tool.get("parameters") or {"type": "object", "properties": {}},
+    }
+    if tool.get("description"):
+        out["description"] = tool["description"]
+    return out
+
+
+def serialize_messages(
+    messages: list[Message],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(system blocks, messages). System messages anywhere go to the top-level
+    ``system`` in order (the API has no system role); consecutive turns of one
+    role are merged, as the API wants strict alternation."""
+    system: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        content = message.get("content")
+        if not isinstance(content, list):
+            raise BodyError(f"messages[{index}].content must be a list of blocks")
+        if role == "system":
+            for block in content:
+                if block.get("type") != "text":
+                    raise _refuse(block, index, role, "system messages carry text only")
+                if block["text"]:  # type: ignore[typeddict-item]
+                    system.append({"type": "text", "text": block["text"]})  # type: ignore[typeddict-item]
+            continue
+        if role in ("user", "tool"):
+            blocks, wire_role = _user_blocks(content, index, role), "user"
+        elif role == "assistant":
+            blocks, wire_role = _assistant_blocks(content, index), "assistant"
+        else:
+            raise BodyError(f"messages[{index}] has unknown role {role!r}")
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == wire_role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": wire_role, "content": blocks})
+    for wire in out:
+        if wire["role"] == "user":
+            # tool_result blocks must open a user turn.
+            wire["content"].sort(key=lambda b: b.get("type") != "tool_result")
+    return system, out
+
+
+def _refuse(block: Any, index: int, role: Any, why: str) -> BodyError:
+    kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
+    return BodyError(f"cannot send a {kind!r} block in messages[{index}] (role {role}): {why}")
+
+
+def _user_blocks(content: list[ContentBlock], index: int, role: str) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        kind = block.get("type")
+        if kind == "text" and role == "user":
+            if block["text"]:  # type: ignore[typeddict-item]
+                blocks.append({"type": "text", "text": block["text"]})  # type: ignore[typeddict-item]
+        elif kind == "image" and role == "user":
+            blocks.append(_image(block, index))
+        elif kind == "tool_result":
+            blocks.append(_tool_result(block, index))
+        else:
+            raise _refuse(block, index, role, "only text, image and tool_result fit here")
+    return blocks
+
+
+def _image(block: Mapping[str, Any], index: int) -> dict[str, Any]:
+    if block.get("url"):
+        return {"type": "image", "source": {"type": "url", "url": block["url"]}}
+    data, mime = block.get("data"), block.get("mimeType")
+    if not data or not mime:
+        raise BodyError(f"image block in messages[{index}] needs url, or data with mimeType")
+    return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
+
+
+def _tool_result(block: Mapping[str, Any], index: int) -> dict[str, Any]:
+    call_id = block.get("toolCallId")
+    if not isinstance(call_id, str) or not call_id:
+        raise BodyError(f"tool_result block in messages[{index}] needs toolCallId")
+    result = block.get("result")
+    text = (
+        result
+        if isinstance(result, str)
+        else json.dumps(result, separators=(",", ":"), ensure_ascii=False)
+    )
+    out: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": text}
+    if block.get("isError"):
+        out["is_error"] = True
+    return out
+
+
+def _assistant_blocks(content: list[ContentBlock], index: int) -> list[dict[str, Any]]:
+    reasoning: list[dict[str, Any]] = []
+    rest: list[dict[str, Any]] = []
+    for block in content:
+        kind = block.get("type")
+        if kind == "thinking":
+            reasoning.extend(_reasoning(block, index))
+        elif kind == "text":
+            if block["text"]:  # type: ignore[typeddict-item]
+                rest.append({"type": "text", "text": block["text"]})  # type: ignore[typeddict-item]
+        elif kind == "tool_call":
+            call_id, name = block.get("id"), block.get("name")
+            if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
+                raise BodyError(f"tool_call block in messages[{index}] needs id and name")
+            args = block.get("arguments")
+            rest.append({"type": "tool_use", "id": call_id, "name": name, "input": args or {}})
+        else:
+            raise _refuse(
+                block, index, "assistant", "assistant messages carry text, thinking and tool calls"
+            )
+    return reasoning + rest  # reasoning opens the turn, as the API returned it
+
+
+def _reasoning(block: Mapping[str, Any], index: int) -> list[dict[str, Any]]:
+    signature = block.get("signature")
+    if isinstance(signature, str) and signature.startswith(ENVELOPE_PREFIX):
+        return open_envelope(signature, f"messages[{index}]")
+    if isinstance(signature, str) and signature:
+        return [{"type": "thinking", "thinking": block.get("text", ""), "signature": signature}]
+    # Unsigned reasoning (another provider's, or a stream cut before its
+    # signature) cannot be verified by the API, which rejects it; earlier
+    # turns' thinking is optional there, so it is left out.
+    logger.debug("anthropic: unsigned thinking block in messages[%d] left out", index)
+    return []
+
+
+# -- cache breakpoints ------------------------------------------------------------
+
+
+class PrefixMemory:
+    """Per session, the fingerprints of the messages last sent (bounded LRU).
+
+    With the attention gate on, rows only change on a trip (stubs and strips
+    are sticky), so the fingerprints match up to the row the gate last left
+    untouched; without the gate, history is append-only. Either way the
+    common prefix is what the server may have cached."""
+
+    def __init__(self, sessions: int = 64) -> None:
+        self._limit = sessions
+        self._last: OrderedDict[str, list[int]] = OrderedDict()
+
+    def stable_rows(self, session: str, fingerprints: list[int]) -> int:
+        """How many leading rows equal the previous request's; then remember these."""
+        previous = self._last.pop(session, None)
+        self._last[session] = fingerprints
+        if len(self._last) > self._limit:
+            self._last.popitem(last=False)
+        if previous is None:
+            return 0
+        same = 0
+        for old, new in zip(previous, fingerprints, strict=False):
+            if old != new:
+                break
+            same += 1
+        return same
+
+
+def _fingerprint(message: Mapping[str, Any]) -> int:
+    return hash((message["role"], json.dumps(message["content"], separators=(",", ":"))))
+
+
+def place_breakpoints(
+    body: dict[str, Any],
+    policy: AnthropicRequestPolicy,
+    memory: PrefixMemory | None,
+    session: str | None,
+) -> list[str]:
+    """Put ``cache_control`` on at most four blocks; returns where (for tests
+    and benchmarks): ``"system"``, ``"tools"`` or ``"messages[i]"``."""
+    mode = policy.cache_breakpoints
+    if mode == "off":
+        return []
+    marker: dict[str, Any] = {"type": "ephemeral"}
+    if policy.cache_ttl != "5m":
+        marker["ttl"] = policy.cache_ttl
+    placed: list[str] = []
+    # Tools come before system in the API's prefix order: one marker at the
+    # end of the two covers both.
+    if body.get("system"):
+        body["system"][-1]["cache_control"] = marker
+        placed.append("system")
+    elif body.get("tools"):
+        body["tools"][-1]["cache_control"] = marker
+        placed.append("tools")
+    messages: list[dict[str, Any]] = body["messages"]
+    if mode == "system" or not messages:
+        return placed
+    count = len(messages)
+    if isinstance(mode, tuple):
+        rows = [i + count if i < 0 else i for i in mode]
+        wanted = [r for r in rows if 0 <= r < count]
+    else:
+        wanted = [count - 1]
+        if memory is not None and session is not None:
+            stable = memory.stable_rows(session, [_fingerprint(m) for m in messages])
+            # The last unchanged row: its prefix is what the previous request
+            # wrote; reading it back needs a breakpoint exactly there when the
+            # new tail is longer than the server's lookback window.
+            if 0 < stable < count:
+                wanted.insert(0, stable - 1)
+    for row in sorted(set(wanted)):
+        if len(placed) >= MAX_BREAKPOINTS:
+            break
+        if _mark_message(messages[row], marker):
+            placed.append(f"messages[{row}]")
+    return placed
+
+
+def _mark_message(message: dict[str, Any], marker: dict[str, Any]) -> bool:
+    for block in reversed(message["content"]):
+        if block.get("type") not in ("thinking", "redacted_thinking"):
+            block["cache_control"] = marker
+            return True
+    return False

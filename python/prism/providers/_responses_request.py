@@ -1,0 +1,338 @@
+"""Request side of the OpenAI Responses adapter: policy and body.
+
+Stateless by default (``store: false``): Prism owns the history and sends it
+whole every turn. Reasoning items come back with their encrypted content
+(``include: ["reasoning.encrypted_content"]``) and are carried across turns
+in a ``thinking`` block's ``signature`` as an envelope that also names the
+model that wrote them, since another model cannot decrypt them.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from prism.contracts import ContentBlock, JsonValue, Message, ProviderRequest, ToolDeclaration
+from prism.errors import ConfigError
+from prism.providers._http_stream import BodyError, logger
+
+ENVELOPE_PREFIX = "prism.openai-responses.v1:"
+ForeignReasoning = Literal["omit", "send"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResponsesRequestPolicy:
+    """How requests are written.
+
+    store: ``False`` (default) keeps nothing on the server; ``True`` lets it
+      store responses (Prism still sends the whole history).
+    foreign_reasoning: reasoning items written by another model than the
+      request's are left out (``"omit"``, default: the API cannot decrypt
+      them and answers 400) or sent anyway (``"send"``).
+    reasoning_summary: asks for reasoning summaries (``"auto"``,
+      ``"concise"``, ``"detailed"``) or none (``None``).
+    extra_body: merged into every body last.
+    """
+
+    store: bool = False
+    foreign_reasoning: ForeignReasoning = "omit"
+    reasoning_summary: str | None = "auto"
+    extra_body: Mapping[str, JsonValue] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.foreign_reasoning not in ("omit", "send"):
+            raise ConfigError(
+                f"foreign_reasoning must be 'omit' or 'send'; got {self.foreign_reasoning!r}"
+            )
+        if self.reasoning_summary not in (None, "auto", "concise", "detailed"):
+            raise ConfigError(
+                "reasoning_summary must be None, 'auto', 'concise' or 'detailed'; "
+                f"got {self.reasoning_summary!r}"
+            )
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ResponsesRequestPolicy:
+        known = {
+            "store": "store",
+            "foreignReasoning": "foreign_reasoning",
+            "reasoningSummary": "reasoning_summary",
+            "extraBody": "extra_body",
+        }
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ConfigError(f"unknown request policy keys: {', '.join(unknown)}")
+        return cls(**{known[k]: v for k, v in data.items()})
+
+
+def reasoning_envelope(model: str, items: list[dict[str, Any]]) -> str:
+    raw = json.dumps({"model": model, "items": items}, separators=(",", ":"), ensure_ascii=False)
+    return ENVELOPE_PREFIX + base64.urlsafe_b64encode(raw.encode()).decode("ascii")
+
+
+def open_envelope(signature: str, where: str) -> tuple[str, list[dict[str, Any]]]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(signature[len(ENVELOPE_PREFIX) :]))
+    except ValueError:
+        data = None
+    items = data.get("items") if isinstance(data, dict) else None
+    model = data.get("model") if isinstance(data, dict) else None
+    if (
+        not isinstance(model, str)
+        or not isinstance(items, list)
+        or not all(_item_ok(i) for i in items)
+    ):
+        raise BodyError(
+            f"thinking block in {where} has a damaged reasoning envelope (it is not the "
+            "reasoning items this adapter wrote)"
+        )
+    return model, items
+
+
+def _item_ok(item: Any) -> bool:
+    return (
+        isinstance(item, dict)
+        and item.get("type") == "reasoning"
+        and isinstance(item.get("id"), str)
+        and isinstance(item.get("encrypted_content"), str | None)
+    )
+
+
+_OPTION_FIELDS = {
+    "temperature": "temperature",
+    "topP": "top_p",
+    "parallelToolCalls": "parallel_tool_calls",
+    "user": "user",
+}
+
+
+def build_responses_body(
+    request: ProviderRequest,
+    *,
+    policy: ResponsesRequestPolicy,
+    default_options: Mapping[str, JsonValue],
+) -> dict[str, Any]:
+    model = request.get("model")
+    if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
+        raise BodyError("request.model.model must be a model name string")
+    name = model["model"]
+    body: dict[str, Any] = {
+        "model": name,
+        "input": serialize_input(request.get("messages", []), name, policy),
+        "stream": True,
+        "store": policy.store,
+        "include": ["reasoning.encrypted_content"],
+    }
+    tools = request.get("tools")
+    if tools:
+        body["tools"] = [serialize_tool(t) for t in tools]
+    options: dict[str, JsonValue] = {**default_options, **(model.get("options") or {})}
+    options.update(request.get("options") or {})
+    _apply_options(body, options, policy)
+    key = options.get("cacheKey") or (request.get("metadata") or {}).get("sessionId")
+    if isinstance(key, str) and key:
+        body["prompt_cache_key"] = key
+    body.update(policy.extra_body)
+    extra = options.get("extraBody")
+    if extra is not None:
+        if not isinstance(extra, Mapping):
+            raise BodyError("options.extraBody must be an object")
+        body.update(extra)
+    return body
+
+
+def _apply_options(
+    body: dict[str, Any], options: Mapping[str, JsonValue], policy: ResponsesRequestPolicy
+) -> None:
+    for key, target in _OPTION_FIELDS.items():
+        if options.get(key) is not None:
+            body[target] = options[key]
+    max_tokens = options.get("maxOutputTokens", options.get("maxTokens"))
+    if max_tokens is not None:
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+            raise BodyError("options.maxTokens must be a positive integer")
+        body["max_output_tokens"] = max_tokens
+    effort = options.get("reasoningEffort")
+    if effort is not None:
+        reasoning: dict[str, Any] = {"effort": effort}
+        if policy.reasoning_summary is not None:
+            reasoning["summary"] = policy.reasoning_summary
+        body["reasoning"] = reasoning
+    choice = options.get("toolChoice")
+    if choice is not None:
+        if choice in ("auto", "none", "required"):
+            body["tool_choice"] = choice
+        elif isinstance(choice, Mapping) and isinstance(choice.get("name"), str):
+            body["tool_choice"] = {"type": "function", "name": choice["name"]}
+        else:
+            raise BodyError("options.toolChoice must be 'auto', 'none', 'required' or {name: ...}")
+    fmt = options.get("responseFormat")
+    if fmt is not None:
+        if isinstance(fmt, Mapping) and fmt.get("type") == "json_object":
+            body["text"] = {"format": {"type": "json_object"}}
+        elif (
+            isinstance(fmt, Mapping)
+            and fmt.get("type") == "json_schema"
+            and isinstance(fmt.get("name"), str)
+            and isinstance(fmt.get("schema"), Mapping)
+        ):
+            body["text"] = {
+                "format": {
+                    "type": "json_schema",
+                    "name": fmt["name"],
+                    "schema": fmt["schema"],
+                    "strict": False,
+                }
+            }
+        else:
+            raise BodyError(
+                "options.responseFormat must be {type: 'json_schema', name, schema} or "
+                "{type: 'json_object'}"
+            )
+
+
+def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise BodyError("tool declaration without a name")
+    out: dict[str, Any] = {
+        "type": "function",
+        "name": name,
+        "parameters": tool.get("parameters") or {"type": "object", "properties": {}},
+        "strict": False,
+    }
+    if tool.get("description"):
+        out["description"] = tool["description"]
+    return out
+
+
+def serialize_input(
+    messages: list[Message], model: str, policy: ResponsesRequestPolicy
+) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        content = message.get("content")
+        if not isinstance(content, list):
+            raise BodyError(f"messages[{index}].content must be a list of blocks")
+        if role == "system":
+            items.append(_system_item(content, index))
+        elif role in ("user", "tool"):
+            items.extend(_user_items(content, index, role))
+        elif role == "assistant":
+            items.extend(_assistant_items(content, index, model, policy))
+        else:
+            raise BodyError(f"messages[{index}] has unknown role {role!r}")
+    return items
+
+
+def _refuse(block: Any, index: int, role: Any, why: str) -> BodyError:
+    kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
+    return BodyError(f"cannot send a {kind!r} block in messages[{index}] (role {role}): {why}")
+
+
+def _system_item(content: list[ContentBlock], index: int) -> dict[str, Any]:
+    parts = []
+    for block in content:
+        if block.get("type") != "text":
+            raise _refuse(block, index, "system", "system messages carry text only")
+        parts.append({"type": "input_text", "text": block["text"]})  # type: ignore[typeddict-item]
+    return {"type": "message", "role": "system", "content": parts}
+
+
+def _user_items(content: list[ContentBlock], index: int, role: str) -> list[dict[str, Any]]:
+    outputs: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    for block in content:
+        kind = block.get("type")
+        if kind == "text" and role == "user":
+            parts.append({"type": "input_text", "text": block["text"]})  # type: ignore[typeddict-item]
+        elif kind == "image" and role == "user":
+            parts.append(_image(block, index))
+        elif kind == "tool_result":
+            outputs.append(_function_output(block, index))
+        else:
+            raise _refuse(block, index, role, "only text, image and tool_result fit here")
+    if parts:
+        outputs.append({"type": "message", "role": "user", "content": parts})
+    return outputs
+
+
+def _image(block: Mapping[str, Any], index: int) -> dict[str, Any]:
+    url = block.get("url")
+    if not url:
+        data, mime = block.get("data"), block.get("mimeType")
+        if not data or not mime:
+            raise BodyError(f"image block in messages[{index}] needs url, or data with mimeType")
+        url = f"data:{mime};base64,{data}"
+    return {"type": "input_image", "image_url": url}
+
+
+def _function_output(block: Mapping[str, Any], index: int) -> dict[str, Any]:
+    call_id = block.get("toolCallId")
+    if not isinstance(call_id, str) or not call_id:
+        raise BodyError(f"tool_result block in messages[{index}] needs toolCallId")
+    result = block.get("result")
+    text = (
+        result
+        if isinstance(result, str)
+        else json.dumps(result, separators=(",", ":"), ensure_ascii=False)
+    )
+    if block.get("isError"):
+        text = "Error: " + text  # the API has no error flag on outputs
+    return {"type": "function_call_output", "call_id": call_id, "output": text}
+
+
+def _assistant_items(
+    content: list[ContentBlock], index: int, model: str, policy: ResponsesRequestPolicy
+) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    texts: list[dict[str, Any]] = []
+    for block in content:
+        kind = block.get("type")
+        if kind == "thinking":
+            items.extend(_reasoning_items(block, index, model, policy))
+        elif kind == "text":
+            texts.append({"type": "output_text", "text": block["text"]})  # type: ignore[typeddict-item]
+        elif kind == "tool_call":
+            call_id, name = block.get("id"), block.get("name")
+            if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
+                raise BodyError(f"tool_call block in messages[{index}] needs id and name")
+            args = block.get("arguments")
+            arguments = json.dumps(args or {}, separators=(",", ":"), ensure_ascii=False)
+            items.append(
+                {"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments}
+            )
+        else:
+            raise _refuse(
+                block, index, "assistant", "assistant messages carry text, thinking and tool calls"
+            )
+    if texts:
+        # The message goes before the calls, as the model produced it.
+        first_call = next((i for i, it in enumerate(items) if it["type"] == "function_call"), None)
+        message = {"type": "message", "role": "assistant", "content": texts}
+        items.insert(len(items) if first_call is None else first_call, message)
+    return items
+
+
+def _reasoning_items(
+    block: Mapping[str, Any], index: int, model: str, policy: ResponsesRequestPolicy
+) -> list[dict[str, Any]]:
+    signature = block.get("signature")
+    if not isinstance(signature, str) or not signature.startswith(ENVELOPE_PREFIX):
+        # Reasoning text without an encrypted item (another provider's) has
+        # no input form here; it was the model's own output.
+        logger.debug("openai-responses: plain thinking block in messages[%d] left out", index)
+        return []
+    source, items = open_envelope(signature, f"messages[{index}]")
+    if source != model and policy.foreign_reasoning == "omit":
+        logger.debug(
+            "openai-responses: reasoning in messages[%d] is from %r, not %r: left out",
+            index,
+            source,
+            model,
+        )
+        return []
+    return items
