@@ -47,8 +47,9 @@ async def render_report(
         "runs": {"runs": [r.to_json(view.branch) for r in find_runs(view.branch)]},
     }
     payload = json.dumps(redactor.redact_value(data), ensure_ascii=False, separators=(",", ":"))
-    # Inside <script>, "</" could close the element early; "<\/" parses the same in JSON.
-    payload = payload.replace("</", "<\\/").replace("<!--", "<\\!--")
+    # Inside <script>, "</script" would end the element and "<!--" change how it
+    # parses; "\\u003c" is the same "<" to JSON.parse and no markup to HTML.
+    payload = payload.replace("<", "\\u003c")
     page = static_text("index.html")
     page = page.replace(
         '<link rel="stylesheet" href="static/app.css?token=__TOKEN__">',
