@@ -37,6 +37,7 @@ def _usage_error(message: str) -> int:
 _SUBCOMMANDS = {
     "bench": ("prism.cli.bench", "bench_main"),
     "init": ("prism.cli.init", "init_main"),
+    "inspect": ("prism.cli.inspect", "inspect_main"),
     "providers": ("prism.cli.provider_config", "providers_main"),
 }
 
