@@ -91,6 +91,14 @@ class PermissionDeniedError(PrismError):
     code = "permission_denied"
 
 
+class ExecutionDeniedError(PermissionDeniedError):
+    """An execution policy refused an action inside a tool (a path outside the
+    roots, a denied command, an approval refused or unavailable). Tool
+    dispatch turns it into a ``policy_denied`` tool error the model sees."""
+
+    code = "policy_denied"
+
+
 class CredentialError(PrismError):
     """No credential resolved, or a refresh failed. Messages never hold secret values."""
 
