@@ -32,6 +32,7 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │    └── DuplicateContributionError (ValueError)
      ├── AccessError                        a permission or a credential stopped an action
      │    ├── PermissionDeniedError
+     │    │    └── ExecutionDeniedError
      │    └── CredentialError
      ├── UnknownNameError (KeyError)        a registry lookup of a name nobody registered
      ├── ResourceError                      a host's resource loader refused or failed
@@ -248,6 +249,14 @@ class AccessError(PrismError):
 
 class PermissionDeniedError(AccessError):
     code = "permission_denied"
+
+
+class ExecutionDeniedError(PermissionDeniedError):
+    """An execution policy refused an action inside a tool (a path outside the
+    roots, a denied command, an approval refused or unavailable). Tool
+    dispatch turns it into a ``policy_denied`` tool error the model sees."""
+
+    code = "policy_denied"
 
 
 class CredentialError(AccessError):

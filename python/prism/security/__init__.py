@@ -1,4 +1,4 @@
-"""Security: permission policies, credentials, redaction."""
+"""Security: permission policies, execution policies and roots, credentials, redaction."""
 
 from __future__ import annotations
 
@@ -20,6 +20,22 @@ if TYPE_CHECKING:
         env_credential,
         explicit_credential,
         resolve_credential,
+    )
+    from prism.security.execution import (
+        EXECUTION_KINDS,
+        Approver,
+        ExecutionAction,
+        ExecutionDecision,
+        ExecutionKind,
+        ExecutionPolicy,
+        ExecutionRule,
+        RootedExecutionPolicy,
+        allow_command,
+        allow_kinds,
+        ask_command,
+        authorize,
+        create_execution_policy,
+        deny_command,
     )
     from prism.security.permissions import (
         PERMISSION_KINDS,
@@ -46,6 +62,10 @@ if TYPE_CHECKING:
         redact_error_info,
         redact_event,
     )
+    from prism.security.roots import (
+        assert_path_inside_roots,
+        normalize_roots,
+    )
 
 _EXPORTS: dict[str, str] = {
     "CredentialChain": "prism.security.credentials",
@@ -60,6 +80,22 @@ _EXPORTS: dict[str, str] = {
     "env_credential": "prism.security.credentials",
     "explicit_credential": "prism.security.credentials",
     "resolve_credential": "prism.security.credentials",
+    "EXECUTION_KINDS": "prism.security.execution",
+    "Approver": "prism.security.execution",
+    "ExecutionAction": "prism.security.execution",
+    "ExecutionDecision": "prism.security.execution",
+    "ExecutionKind": "prism.security.execution",
+    "ExecutionPolicy": "prism.security.execution",
+    "ExecutionRule": "prism.security.execution",
+    "RootedExecutionPolicy": "prism.security.execution",
+    "allow_command": "prism.security.execution",
+    "allow_kinds": "prism.security.execution",
+    "ask_command": "prism.security.execution",
+    "authorize": "prism.security.execution",
+    "create_execution_policy": "prism.security.execution",
+    "deny_command": "prism.security.execution",
+    "assert_path_inside_roots": "prism.security.roots",
+    "normalize_roots": "prism.security.roots",
     "PERMISSION_KINDS": "prism.security.permissions",
     "AllowlistPolicy": "prism.security.permissions",
     "PermissionDecision": "prism.security.permissions",
@@ -85,12 +121,19 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
 
 __all__ = [
+    "EXECUTION_KINDS",
     "NOOP_REDACTOR",
     "PERMISSION_KINDS",
     "AllowlistPolicy",
+    "Approver",
     "CredentialChain",
     "CredentialResolver",
     "CredentialSource",
+    "ExecutionAction",
+    "ExecutionDecision",
+    "ExecutionKind",
+    "ExecutionPolicy",
+    "ExecutionRule",
     "NoopRedactor",
     "OAuthCredential",
     "OAuthToken",
@@ -99,8 +142,14 @@ __all__ = [
     "PermissionPolicy",
     "PermissionRequest",
     "ResolvedCredential",
+    "RootedExecutionPolicy",
     "SecretRedactor",
+    "allow_command",
+    "allow_kinds",
     "allowlist_policy_from_json",
+    "ask_command",
+    "assert_path_inside_roots",
+    "authorize",
     "callable_credential",
     "check_permission",
     "combine_policies",
@@ -108,11 +157,14 @@ __all__ = [
     "create_allowlist_policy",
     "create_credential_chain",
     "create_deny_all_policy",
+    "create_execution_policy",
     "create_oauth_credential",
     "create_redactor",
+    "deny_command",
     "env_credential",
     "error_info",
     "explicit_credential",
+    "normalize_roots",
     "policy_from_function",
     "redact_error_info",
     "redact_event",

@@ -7,7 +7,8 @@ Order for one call (``dispatch_tool_call``):
 3. the same checks again on the rewritten call, then the permission policy;
 4. execute (sync tools are called directly, async ones awaited); a typed
    tool's own argument validation failing (``ToolArgumentsError``) is an
-   ``invalid_arguments`` result like a schema violation;
+   ``invalid_arguments`` result like a schema violation, and a tool's
+   execution policy refusing (``ExecutionDeniedError``) a ``policy_denied`` one;
 5. ``tool_result`` middleware on the result (errors included), with
    ``toolCallId`` pinned to the provider's call id.
 
@@ -30,6 +31,7 @@ from typing import Any, Final, cast
 import anyio
 
 from prism.contracts import ToolCall, ToolResult
+from prism.errors import ExecutionDeniedError
 from prism.middleware import MiddlewareRegistry
 from prism.security.limits import MAX_VALUE_DEPTH, describe_path, too_deep_path
 from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
@@ -42,6 +44,7 @@ TOOL_NOT_ACTIVE: Final = "tool_not_active"
 INVALID_TOOL_CALL: Final = "invalid_tool_call"
 INVALID_ARGUMENTS: Final = "invalid_arguments"
 PERMISSION_DENIED: Final = "permission_denied"
+POLICY_DENIED: Final = "policy_denied"
 TOOL_ERROR: Final = "tool_error"
 
 
@@ -134,6 +137,9 @@ async def dispatch_tool_call(
                 value = await value
         except ToolArgumentsError as error:
             result = tool_error_result(call_id, name, redact(str(error)), INVALID_ARGUMENTS)
+        except ExecutionDeniedError as error:
+            # The tool asked its execution policy before any side effect.
+            result = tool_error_result(call_id, name, redact(str(error)), POLICY_DENIED)
         except Exception as error:
             message = f"tool {name!r} failed: {type(error).__name__}: {error}"
             result = tool_error_result(call_id, name, redact(message), TOOL_ERROR)
