@@ -40,6 +40,8 @@ extra bases, kept so ``except ValueError`` and friends still work::
      ├── LlmCompactionError                 (prism.compaction.llm) a model-written summary failed
      ├── RequestSerializationError (ValueError)
      │                                      (prism.providers) a request an adapter cannot send
+     ├── BodyError (ValueError)             (prism.providers) a message a native adapter's API cannot carry
+     ├── InspectError                       (prism.inspect) the inspector cannot open what it was pointed at
      └── InvalidMemoryIdError (ValueError)  (prism.memory) not an observational-memory id
 
 tests/test_error_tree.py pins this drawing against the classes.
