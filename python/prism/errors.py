@@ -337,3 +337,12 @@ def error_info(
             text = f"{type(error).__name__}: {text}" if text else type(error).__name__
         info = {"message": text or type(error).__name__, "code": code}
     return redact_error_info(info, redactor)
+
+
+class SessionLeaseLostError(StoreError):
+    """A session lease was lost while its holder still ran (the store's lease
+    connection died, or its lock is gone): another worker may hold the
+    session now, so the store refuses the holder's appends until it releases
+    the lease. Nothing of the refused append was written."""
+
+    code = "session_lease_lost"

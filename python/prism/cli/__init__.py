@@ -29,9 +29,20 @@ def _one_line(text: str) -> str:
 
 
 def _usage_error(message: str) -> int:
-    sys.stderr.write(f"prism: error: {_one_line(message)}\n")
-    sys.stderr.flush()
+    _say(f"prism: error: {_one_line(message)}\n")
     return USAGE_EXIT_CODE
+
+
+def _say(line: str) -> None:
+    """One line on stderr, unless stderr itself is closed (then the exit code
+    is all there is to report)."""
+    if sys.stderr is None:
+        return
+    try:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 _SUBCOMMANDS = {
@@ -51,11 +62,26 @@ def main(
     """Run ``prism`` with ``argv``. A Python host that ships its own console
     script passes ``commands`` and ``extensions``: their commands join the
     built-ins on RPC ``command`` (see docs/cli.md)."""
+    if sys.stdout is None:
+        # Started with stdout closed (``prism ... >&-``): Python has no
+        # sys.stdout at all, and every mode writes its results there.
+        return _usage_error(
+            "standard output is closed; prism writes its output there "
+            "(redirect it to a file or /dev/null instead)"
+        )
     token = HOST_CONTRIBUTIONS.set(HostContributions(tuple(commands), tuple(extensions)))
+    closed_stdin = sys.stdin is None
+    if closed_stdin:
+        # Started with stdin closed (``<&-``): read it as empty, so rpc mode
+        # sees EOF at once and the other modes never miss it.
+        sys.stdin = open(os.devnull, encoding="utf-8")
     try:
         return _main(argv)
     finally:
         HOST_CONTRIBUTIONS.reset(token)
+        if closed_stdin:
+            sys.stdin.close()
+            sys.stdin = None
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -74,14 +100,14 @@ def _main(argv: Sequence[str] | None) -> int:
     except UsageProblem as problem:
         return _usage_error(str(problem))
     except KeyboardInterrupt:
-        sys.stderr.write("prism: error: aborted\n")
+        _say("prism: error: aborted\n")
         return 130
     except Exception as exc:
         # A bug, not a usage problem: still one line unless PRISM_DEBUG asks
         # for the traceback.
         if os.environ.get("PRISM_DEBUG"):
             raise
-        sys.stderr.write(f"prism: internal error: {_one_line(f'{type(exc).__name__}: {exc}')}\n")
+        _say(f"prism: internal error: {_one_line(f'{type(exc).__name__}: {exc}')}\n")
         return 1
 
 

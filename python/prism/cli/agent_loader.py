@@ -12,12 +12,13 @@ through the console script.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from prism.cli.usage import UsageProblem
@@ -57,9 +58,44 @@ def check_agent_spec(spec: str, given: Mapping[str, Any]) -> str:
     return spec
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """What the host's module and factory print goes to stderr: stdout
+    carries the answer (print mode) or the RPC stream, where a stray line
+    would be read as a broken message. Redirected at the descriptor too, so
+    C extensions and ``os.write(1, ...)`` are caught as well."""
+    saved: int | None = None
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            with contextlib.suppress(AttributeError, ValueError, OSError):
+                if sys.stderr is not None:
+                    sys.stderr.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _exit_problem(spec: str, where: str, exit: SystemExit) -> UsageProblem:
+    return UsageProblem(
+        f"--agent {spec}: {where} called sys.exit({exit.code!r}) instead of returning an Agent"
+    )
+
+
 async def load_agent(spec: str) -> Any:
     """Import ``module``, call ``factory()`` (awaiting it if it is async) and
-    check that it returned an Agent."""
+    check that it returned an Agent. Both run with stdout sent to stderr."""
+    with _stdout_to_stderr():
+        return await _load_agent(spec)
+
+
+async def _load_agent(spec: str) -> Any:
     from prism.runtime import Agent
 
     module_name, _, attribute = spec.partition(":")
@@ -68,6 +104,8 @@ async def load_agent(spec: str) -> Any:
         sys.path.insert(0, cwd)
     try:
         target: Any = importlib.import_module(module_name)
+    except SystemExit as exit:
+        raise _exit_problem(spec, f"importing {module_name!r}", exit) from None
     except Exception as error:
         raise UsageProblem(
             f"--agent {spec}: cannot import {module_name!r}: {type(error).__name__}: {error}"
@@ -87,6 +125,8 @@ async def load_agent(spec: str) -> Any:
         agent = target()
         if inspect.isawaitable(agent):
             agent = await agent
+    except SystemExit as exit:
+        raise _exit_problem(spec, "the factory", exit) from None
     except Exception as error:
         raise UsageProblem(
             f"--agent {spec}: the factory raised {type(error).__name__}: {error}"

@@ -11,6 +11,8 @@ local stores), and names its provider's key variable.
 from __future__ import annotations
 
 import argparse
+import keyword
+import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -115,11 +117,60 @@ def _parser() -> _Parser:
 
 
 def project_names(directory: Path) -> tuple[str, str]:
-    """(distribution name, package name) from the directory's name."""
+    """(distribution name, package name) from the directory's name; a name
+    whose package would shadow a module the project imports is refused."""
     base = re.sub(r"[^a-z0-9]+", "-", directory.resolve().name.lower()).strip("-") or "agent"
     if base[0].isdigit():
         base = f"agent-{base}"
-    return base, base.replace("-", "_")
+    package = base.replace("-", "_")
+    _check_package_name(directory, base, package)
+    return base, package
+
+
+# Top-level names the generated project itself imports or is tested with, or
+# that would clash with its own layout or its dependency.
+_TAKEN = frozenset({"prism", "prism_harness", "pytest", "tests", "anyio", "pydantic", "httpx"})
+
+
+def _check_package_name(directory: Path, project: str, package: str) -> None:
+    if package in sys.stdlib_module_names:
+        clash = f"the standard library module {package!r}"
+    elif package in _TAKEN or project == "prism-harness":
+        clash = f"{package!r}, which the project imports or uses for its layout"
+    elif keyword.iskeyword(package) or keyword.issoftkeyword(package):
+        clash = f"the Python keyword {package!r} (it cannot be imported)"
+    else:
+        return
+    raise UsageProblem(
+        f"init: the directory name {directory.resolve().name!r} would make a package named {package!r} "
+        f"that shadows {clash}; choose another directory name"
+    )
+
+
+def _refuse_symlinks(directory: Path, relatives: Sequence[Path]) -> None:
+    """--force overwrites files, never what a symbolic link in DIR points
+    to (a file outside the project, say): every path about to be written and
+    each folder on the way is checked before anything is written."""
+    for relative in relatives:
+        path = directory
+        for part in relative.parts:
+            path = path / part
+            if path.is_symlink():
+                raise UsageProblem(
+                    f"init: {path} is a symbolic link; prism init does not write through "
+                    "links (remove it, or choose an empty directory)"
+                )
+
+
+def _write_new(path: Path, text: str) -> None:
+    # O_NOFOLLOW: a link planted after the check above still is not followed.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as error:
+        raise UsageProblem(f"init: cannot write {path}: {error.strerror}") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 def _provider_values(provider: str) -> dict[str, str]:
@@ -214,12 +265,13 @@ def generate(directory: Path, template_name: str, provider: str, *, force: bool)
         text = (TEMPLATES_DIR / source).read_text(encoding="utf-8")
         outputs[Path(target.replace("{pkg}", package))] = render(text, values)
     outputs[Path(".env.example")] = env_example(template, values["key_env"])
-    # Everything is rendered before anything is written: a bad template or
-    # provider leaves no half-made project behind.
+    # Everything is rendered and checked before anything is written: a bad
+    # template, provider or link leaves no half-made project behind.
+    _refuse_symlinks(directory, list(outputs))
     for relative, text in outputs.items():
         path = directory / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        _write_new(path, text)
     return sorted(outputs)
 
 

@@ -69,6 +69,8 @@ def configured_provider(
     for key in ("apiKeyEnv", "baseUrl", "model"):
         if key in entry and not isinstance(entry[key], str):
             raise UsageProblem(f"config file {path}: providers.{name}.{key} must be a string")
+    if "baseUrl" in entry:
+        check_base_url(entry["baseUrl"], f"config file {path}: providers.{name}.baseUrl")
     return entry
 
 
@@ -82,14 +84,24 @@ def check_api_key_env(value: str) -> str:
     return value
 
 
-def check_base_url(value: str) -> str:
+def _has_blank_or_control(value: str) -> bool:
+    return any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in value)
+
+
+def check_base_url(value: str, what: str = "--base-url") -> str:
+    # Checked on the raw text: urlsplit silently deletes CR, LF and tabs, so
+    # "http://h\nx/v1" would pass and fail only at request time.
+    if _has_blank_or_control(value):
+        raise UsageProblem(
+            f"{what} must not contain spaces, tabs, line breaks or control characters"
+        )
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageProblem("--base-url must be an http(s) URL with a host")
+        raise UsageProblem(f"{what} must be an http(s) URL with a host")
     if parts.username or parts.password or parts.query or parts.fragment:
         # Credentials or tokens in a URL would be stored in plain text.
         raise UsageProblem(
-            "--base-url must not carry credentials, a query or a fragment; "
+            f"{what} must not carry credentials, a query or a fragment; "
             "put the key in the variable --api-key-env names"
         )
     return value.rstrip("/")
@@ -149,6 +161,10 @@ def providers_add(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     if args.model is not None:
         if not args.model.strip():
             raise UsageProblem("--model must not be empty")
+        if _has_blank_or_control(args.model):
+            raise UsageProblem(
+                "--model must not contain spaces, tabs, line breaks or control characters"
+            )
         entry["model"] = args.model
     path = user_config_path(environ)
     data = read_user_config(path)

@@ -77,6 +77,15 @@ class SessionLease:
     def held(self) -> bool:
         return self._on_release is not None
 
+    @property
+    def lost(self) -> bool:
+        """True once the store knows this held lease no longer excludes other
+        claimants. Only a database lease can be lost (its connection died or
+        its lock is gone; see docs/postgres.md); the store then refuses
+        appends to the session with ``SessionLeaseLostError`` until the lease
+        is released."""
+        return False
+
     async def release(self) -> None:
         on_release, self._on_release = self._on_release, None
         if on_release is not None:

@@ -37,6 +37,7 @@ class ConnInfo:
                 "the PostgreSQL connection string could not be parsed "
                 "(expected 'key=value ...' or a postgresql:// URL)"
             ) from None
+        _refuse_pasted_dsn(params)
         self.params = params
         host = str(params.get("host") or params.get("hostaddr") or "localhost")
         port = str(params.get("port") or "5432")
@@ -55,6 +56,21 @@ class ConnInfo:
         for secret in sorted(self.secrets, key=len, reverse=True):
             text = text.replace(secret, "***")
         return text
+
+
+def _refuse_pasted_dsn(params: dict[str, Any]) -> None:
+    """A connection URL or DSN pasted where a host name belongs would be
+    echoed whole (password included) by libpq's "could not translate host
+    name" error and by the pool's log of failed attempts: refuse it before
+    any connection attempt, without quoting it."""
+    for key in ("host", "hostaddr", "port"):
+        value = str(params.get(key) or "")
+        if "://" in value or "@" in value or any(c in value for c in " \t\r\n="):
+            raise StoreError(
+                f"the PostgreSQL connection parameter {key!r} holds a connection string or "
+                "URL (it contains '://', '@', '=' or whitespace); pass the URL or the "
+                "key=value string itself as dsn=, not as the value of one key"
+            )
 
 
 def _connect_reason(exc: BaseException) -> str:
@@ -98,35 +114,55 @@ def operation_error(
     info: ConnInfo, exc: BaseException, action: str, *, written: str = "nothing was written"
 ) -> StoreError:
     """A failure while running ``action`` (``append``, ``list``, ...)."""
-    if isinstance(exc, pg_errors.QueryCanceled):
-        reason = "statement timeout: the server cancelled the statement"
-    elif isinstance(exc, (pg_errors.AdminShutdown, pg_errors.CrashShutdown)):
-        reason = "the server closed the connection (terminated or shutting down)"
-    elif isinstance(exc, pg_errors.LockNotAvailable):
-        reason = "lock timeout"
-    elif isinstance(exc, pg_errors.SerializationFailure | pg_errors.DeadlockDetected):
-        reason = "the transaction was aborted by a conflict with another one"
-    elif isinstance(exc, pg_errors.UndefinedTable):
-        reason = "a prism table is missing (was the schema dropped?)"
-    elif isinstance(exc, psycopg.OperationalError):
-        reason = "the connection to the server was lost"
-    elif isinstance(exc, psycopg.Error):
-        primary = exc.diag.message_primary if exc.diag else None
-        reason = f"{type(exc).__name__}: {primary or 'database error'}"
-    else:
-        reason = type(exc).__name__
     return StoreError(
         info.scrub(
-            f"PostgreSQL session store: {action} on {info.target} failed: {reason}; {written}"
+            f"PostgreSQL session store: {action} on {info.target} failed: "
+            f"{_operation_reason(exc)}; {written}"
         ),
         code="store_error",
     )
 
 
+def _operation_reason(exc: BaseException) -> str:
+    """What went wrong, by SQLSTATE class: only a lost connection is called
+    one (a limit, a full disk or a bad value is the server answering)."""
+    if isinstance(exc, pg_errors.QueryCanceled):
+        return "statement timeout: the server cancelled the statement"
+    if isinstance(exc, (pg_errors.AdminShutdown, pg_errors.CrashShutdown)):
+        return "the server closed the connection (terminated or shutting down)"
+    if isinstance(exc, pg_errors.LockNotAvailable):
+        return "lock timeout"
+    if isinstance(exc, pg_errors.SerializationFailure | pg_errors.DeadlockDetected):
+        return "the transaction was aborted by a conflict with another one"
+    if isinstance(exc, pg_errors.UndefinedTable):
+        return "a prism table is missing (was the schema dropped?)"
+    if is_connection_failure(exc):
+        return "the connection to the server was lost"
+    if not isinstance(exc, psycopg.Error):
+        return type(exc).__name__
+    primary = (exc.diag.message_primary if exc.diag else None) or "database error"
+    sqlstate = exc.sqlstate or ""
+    if sqlstate.startswith("54"):
+        return f"a PostgreSQL limit was exceeded ({primary})"
+    if sqlstate.startswith("53"):
+        return f"the server is out of resources ({primary})"
+    return f"{type(exc).__name__}: {primary}"
+
+
 def is_connection_failure(exc: BaseException) -> bool:
-    return isinstance(exc, PoolTimeout | psycopg.OperationalError) and not isinstance(
-        exc, pg_errors.QueryCanceled | pg_errors.LockNotAvailable
-    )
+    """True for a connection that failed or was cut, where the outcome of a
+    statement can be unknown; false for every error the server answered."""
+    if isinstance(exc, PoolTimeout):
+        return True
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    sqlstate = exc.sqlstate
+    # No SQLSTATE: libpq itself reports the connection failed; class 08 is
+    # "connection exception"; 57P01-57P03: the server ended the session.
+    return sqlstate is None or sqlstate.startswith("08") or sqlstate in _SESSION_ENDED
+
+
+_SESSION_ENDED = frozenset({"57P01", "57P02", "57P03"})
 
 
 def first_existing(batch_ids: Iterable[str], existing: set[str]) -> str | None:

@@ -34,10 +34,11 @@ from psycopg import AsyncConnection
 from psycopg import errors as pg_errors
 from psycopg_pool import AsyncConnectionPool, PoolClosed, PoolTimeout
 
-from prism.contracts import SessionEntry
+from prism.contracts import SessionEntry, SessionEntryParseError
 from prism.errors import DuplicateEntryError, StoreError
-from prism.stores._codec import encode_batch, parse_lines
-from prism.stores.base import check_session_id
+from prism.stores._codec import encode_batch
+from prism.stores._rows import decode_rows
+from prism.stores.base import check_key, check_session_id
 from prism.stores.postgres.connections import check_idle_connection
 from prism.stores.postgres.errors import (
     ConnInfo,
@@ -50,18 +51,28 @@ from prism.stores.postgres.lease import LeaseManager, PostgresSessionLease
 from prism.stores.postgres.schema import MIGRATIONS, Migration, ensure_schema
 
 # One statement per batch: take the per-session advisory locks (an InitPlan,
-# so they are held before any row is produced), then insert the rows in
-# batch order (the identity ``seq`` is assigned in the sorted output order).
+# so they are held before any row is produced), check that every lease this
+# store holds on the batch's sessions is still locked on the server (a lock
+# nobody holds can be taken: then the lease is lost and no row is inserted),
+# then insert the rows in batch order (the identity ``seq`` is assigned in
+# the sorted output order).
 _APPEND = """
 WITH locks AS MATERIALIZED (
     SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k
+), unleased AS MATERIALIZED (
+    SELECT count(*) AS n FROM unnest(%s::bigint[]) AS k
+    WHERE pg_try_advisory_xact_lock_shared(k)
 )
 INSERT INTO prism_entries (id, session_id, entry)
 SELECT t.id, t.session_id, t.entry
 FROM unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS t(id, session_id, entry, n)
-WHERE (SELECT count(*) FROM locks) >= 0
+WHERE (SELECT count(*) FROM locks) >= 0 AND (SELECT n FROM unleased) = 0
 ORDER BY t.n
 """
+_ROWS = "SELECT seq, id, session_id, entry FROM prism_entries"
+# PostgreSQL's btree index rows hold at most ~2,700 bytes; the id and
+# session id are indexed, so longer ones are refused before any I/O.
+MAX_KEY_BYTES = 2048
 
 
 def advisory_key(namespace: bytes, session_id: str) -> int:
@@ -132,6 +143,7 @@ class PostgresSessionStore:
         self._schema_ready = False
         self._setup_lock = anyio.Lock()
         self._closed = False
+        self._errors: dict[int, SessionEntryParseError] = {}
         self._leases = LeaseManager(self._info, self._pool, self.connect_timeout, self._diagnose)
 
     def __repr__(self) -> str:
@@ -160,26 +172,27 @@ class PostgresSessionStore:
             return
         for entry in parsed:
             for field in ("id", "sessionId"):
-                if "\x00" in entry[field]:
-                    raise StoreError(
-                        f"session entry {entry['id']!r}: field {field!r} contains a NUL "
-                        "character, which PostgreSQL text cannot hold"
-                    )
+                _check_storable(entry["id"], field, entry[field])
         rows = [
             (entry["id"], entry["sessionId"], line.decode("utf-8"))
             for entry, line in zip(parsed, lines, strict=True)
         ]
-        keys = sorted({advisory_key(b"prism-append", row[1]) for row in rows})
+        sessions = sorted({row[1] for row in rows})
+        keys = sorted({advisory_key(b"prism-append", session) for session in sessions})
         ids = [row[0] for row in rows]
         columns = [ids, [row[1] for row in rows], [row[2] for row in rows]]
         async with self._connection("append") as conn:
+            # Refused here when a lease of ours is known lost; the statement
+            # checks the rest on the server.
+            lease_keys = self._leases.fence(sessions)
             try:
                 if conn.autocommit:
                     # One statement is one transaction: one round trip.
-                    await conn.execute(_APPEND, [keys, *columns])
+                    cur = await conn.execute(_APPEND, [keys, lease_keys, *columns])
                 else:
                     async with conn.transaction():
-                        await conn.execute(_APPEND, [keys, *columns])
+                        cur = await conn.execute(_APPEND, [keys, lease_keys, *columns])
+                inserted = cur.rowcount
             except pg_errors.UniqueViolation:
                 # Rolled back; name the first id of the batch that exists.
                 raise await self._duplicate_error(conn, ids) from None
@@ -198,24 +211,52 @@ class PostgresSessionStore:
                             "that landed is refused as a duplicate)"
                         )
                 raise operation_error(self._info, exc, "append", written=written) from None
+        if inserted != len(rows):
+            # The server found a lease lock nobody holds: the lease is lost.
+            await self._leases.mark_lost(lease_keys)
+            self._leases.fence(sessions)  # raises for the lost lease
+            raise StoreError(
+                f"PostgreSQL session store: append on {self._info.target} was refused: a "
+                "session lease was not held on the server; nothing was written"
+            )
 
     async def list(self, session_id: str) -> builtins.list[SessionEntry]:
-        if "\x00" in session_id:
+        if "\x00" in check_key(session_id, "session id"):
             return []  # no stored session id can hold NUL (see append_many)
         rows = await self._fetch(
-            "list",
-            "SELECT entry FROM prism_entries WHERE session_id = %s ORDER BY seq",
-            [session_id],
+            "list", f"{_ROWS} WHERE session_id = %s ORDER BY seq", [session_id]
         )
-        # A hand-edited row could hold anything: trust only matching entries.
-        return [e for e in _decode([r[0] for r in rows]) if e["sessionId"] == session_id]
+        return [entry for _seq, entry in self._decode(rows)]
 
     async def get(self, entry_id: str) -> SessionEntry | None:
-        if "\x00" in entry_id:
+        if "\x00" in check_key(entry_id, "entry id"):
             return None
-        rows = await self._fetch("get", "SELECT entry FROM prism_entries WHERE id = %s", [entry_id])
-        decoded = _decode([r[0] for r in rows])
-        return decoded[0] if len(decoded) == 1 and decoded[0]["id"] == entry_id else None
+        rows = await self._fetch("get", f"{_ROWS} WHERE id = %s", [entry_id])
+        decoded = self._decode(rows)
+        return decoded[0][1] if decoded else None
+
+    @property
+    def parse_errors(self) -> builtins.list[SessionEntryParseError]:
+        """Rows quarantined by reads so far, like the JSONL store's bad lines;
+        ``line`` is the row's ``seq``. A row that later reads fine (repaired
+        by hand) drops out."""
+        return [self._errors[seq] for seq in sorted(self._errors)]
+
+    def _decode(self, rows: builtins.list[Any]) -> builtins.list[tuple[int, SessionEntry]]:
+        """Rows back to entries through the native parser (one call per
+        query); a row that is not exactly one entry matching its own id and
+        session_id columns is quarantined, as in the SQLite store."""
+        good, errors = decode_rows(
+            [
+                (int(seq), row_id, session, "text", _utf8(text))
+                for seq, row_id, session, text in rows
+            ]
+        )
+        for seq, _entry in good:
+            self._errors.pop(seq, None)
+        for error in errors:
+            self._errors[error["line"]] = error
+        return good
 
     async def list_sessions(self) -> builtins.list[str]:
         rows = await self._fetch(
@@ -357,13 +398,28 @@ def _pool_closed() -> StoreError:
     )
 
 
-def _decode(texts: builtins.list[str]) -> builtins.list[SessionEntry]:
-    """Rows back to entries through the native JSONL parser (one call per
-    query). A row edited by hand into an invalid shape is skipped."""
-    if not texts:
-        return []
-    entries, _errors = parse_lines("\n".join(texts).encode("utf-8"))
-    return entries
+def _utf8(text: object) -> object:
+    # A str column comes back as str; anything else (never written by the
+    # store) goes to decode_rows as is and is quarantined there.
+    return text.encode("utf-8") if isinstance(text, str) else text
+
+
+def _excerpt(entry_id: str) -> str:
+    return repr(entry_id) if len(entry_id) <= 64 else repr(entry_id[:64]) + "..."
+
+
+def _check_storable(entry_id: str, field: str, value: str) -> None:
+    if "\x00" in value:
+        raise StoreError(
+            f"session entry {_excerpt(entry_id)}: field {field!r} contains a NUL "
+            "character, which PostgreSQL text cannot hold"
+        )
+    size = len(value.encode("utf-8"))
+    if size > MAX_KEY_BYTES:
+        raise StoreError(
+            f"session entry {_excerpt(entry_id)}: field {field!r} is {size} bytes; the "
+            f"PostgreSQL store indexes it and holds at most {MAX_KEY_BYTES} bytes"
+        )
 
 
 def create_postgres_session_store(
