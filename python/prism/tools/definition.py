@@ -99,6 +99,13 @@ class ToolArgumentsError(Exception):
     ``invalid_arguments`` tool error, so the model sees it and the run goes on."""
 
 
+class ToolResultError(Exception):
+    """Raised by an ``execute`` whose return value cannot become JSON (a typed
+    tool's value that pydantic cannot serialise). Dispatch turns it into a
+    ``tool_error`` result with this message, so the model sees it and the run
+    goes on instead of failing where the result is stored."""
+
+
 @overload
 def define_tool(
     name: str,
