@@ -25,7 +25,8 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │    ├── SessionBusyError
      │    └── NoActiveRunError
      ├── StoreError                         a session store could not read or write
-     │    └── DuplicateEntryError (ValueError)
+     │    ├── DuplicateEntryError (ValueError)
+     │    └── SessionLeaseLostError
      ├── ExtensionError                     an extension or one of its contributions failed
      │    ├── CommandError
      │    ├── RegistryClosedError
@@ -212,6 +213,15 @@ class DuplicateEntryError(StoreError, ValueError):
     code = "duplicate_entry"
 
 
+class SessionLeaseLostError(StoreError):
+    """A session lease was lost while its holder still ran (the store's lease
+    connection died, or its lock is gone): another worker may hold the
+    session now, so the store refuses the holder's appends until it releases
+    the lease. Nothing of the refused append was written."""
+
+    code = "session_lease_lost"
+
+
 class ExtensionError(PrismError):
     """An extension is malformed or could not be loaded, or one of its
     contributions (a command, a registry entry) failed."""
@@ -337,12 +347,3 @@ def error_info(
             text = f"{type(error).__name__}: {text}" if text else type(error).__name__
         info = {"message": text or type(error).__name__, "code": code}
     return redact_error_info(info, redactor)
-
-
-class SessionLeaseLostError(StoreError):
-    """A session lease was lost while its holder still ran (the store's lease
-    connection died, or its lock is gone): another worker may hold the
-    session now, so the store refuses the holder's appends until it releases
-    the lease. Nothing of the refused append was written."""
-
-    code = "session_lease_lost"

@@ -4,6 +4,10 @@ docstring, validated keyword arguments, and errors that reach the model."""
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import enum
+import math
+import uuid
 from typing import Any, Literal
 
 import pytest
@@ -214,3 +218,136 @@ def test_a_type_only_known_locally_is_a_config_error_naming_it() -> None:
 
     with pytest.raises(ConfigError, match=r"tool 'uses_local': cannot resolve a type hint .*Local"):
         define_tool(uses_local)
+
+
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Visit(BaseModel):
+    day: datetime.date
+    colour: Colour
+
+
+@pytest.mark.anyio
+async def test_typed_returns_are_serialised_through_their_annotation(tmp_path: Any) -> None:
+    # list[Model], date and Enum returns used to end the run with
+    # "StoreError: not JSON serializable" when the result was appended.
+    from prism.stores import create_jsonl_session_store
+
+    def visits() -> list[Visit]:
+        """Every visit."""
+        return [Visit(day=datetime.date(2026, 1, 2), colour=Colour.RED)]
+
+    async def today() -> datetime.date:
+        """Today."""
+        return datetime.date(2026, 3, 4)
+
+    def colour() -> Colour:
+        """A colour."""
+        return Colour.BLUE
+
+    def tagged() -> dict[str, Any]:  # a looser annotation: dumped by runtime type
+        """Tags."""
+        return {"when": datetime.datetime(2026, 5, 6, 7, 8), "tags": {"a"}, "id": uuid.UUID(int=1)}
+
+    provider = create_mock_provider(
+        [
+            [
+                provider_tool_call("c1", "visits", {}),
+                provider_tool_call("c2", "today", {}),
+                provider_tool_call("c3", "colour", {}),
+                provider_tool_call("c4", "tagged", {}),
+                provider_done("tool_use"),
+            ],
+            [provider_text_delta("ok"), provider_done("stop")],
+        ]
+    )
+    store = create_jsonl_session_store(tmp_path / "s.jsonl")
+    agent = create_agent(
+        model={"provider": "mock", "model": "m"},
+        provider=provider,
+        tools=[define_tool(f) for f in (visits, today, colour, tagged)],
+        store=store,
+    )
+    result = await agent.create_session("s").run("go")
+    assert result.text == "ok"
+    reread = await agent.open_session("s", must_exist=True)  # from the file
+    entries = await reread.entries()
+    values = [
+        part["result"]
+        for e in entries
+        if e["message"]["role"] == "tool"
+        for part in e["message"]["content"]
+    ]
+    assert values == [
+        [{"day": "2026-01-02", "colour": "red"}],
+        "2026-03-04",
+        "blue",
+        {
+            "when": "2026-05-06T07:08:00",
+            "tags": ["a"],
+            "id": "00000000-0000-0000-0000-000000000001",
+        },
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_return_nothing_can_serialise_is_a_tool_error_the_run_survives(
+    tmp_path: Any,
+) -> None:
+    from prism.stores import create_jsonl_session_store
+
+    def opaque() -> Any:
+        """Something opaque."""
+        return {"handle": Handle()}
+
+    def raw(args: dict[str, Any], ctx: ToolContext) -> Any:
+        """A raw tool returning what JSON cannot hold."""
+        return {"at": datetime.date(2026, 1, 1)}
+
+    def not_a_number() -> float:
+        """NaN."""
+        return math.nan
+
+    provider = create_mock_provider(
+        [
+            [
+                provider_tool_call("c1", "opaque", {}),
+                provider_tool_call("c2", "raw", {}),
+                provider_tool_call("c3", "not_a_number", {}),
+                provider_done("tool_use"),
+            ],
+            [provider_text_delta("recovered"), provider_done("stop")],
+        ]
+    )
+    agent = create_agent(
+        model={"provider": "mock", "model": "m"},
+        provider=provider,
+        tools=[define_tool(opaque), define_tool(raw), define_tool(not_a_number)],
+        store=create_jsonl_session_store(tmp_path / "s.jsonl"),
+    )
+    session = agent.create_session("s")
+    result = await session.run("go")
+    assert result.text == "recovered"
+    parts = [
+        part
+        for e in await session.entries()
+        if e["message"]["role"] == "tool"
+        for part in e["message"]["content"]
+    ]
+    assert all(part["isError"] for part in parts)
+    messages = [part["result"]["message"] for part in parts]
+    assert messages[0].startswith("tool 'opaque' returned a value that cannot be serialised")
+    assert "Handle" in messages[0]
+    assert messages[1] == (
+        "tool 'raw' returned a value that is not JSON: "
+        "Object of type date is not JSON serializable at $.at"
+    )
+    assert messages[2].startswith("tool 'not_a_number' returned a value that is not JSON")
+    # The model saw the errors in the next request.
+    seen = [
+        c for m in provider.requests[1]["messages"] if m["role"] == "tool" for c in m["content"]
+    ]
+    assert [c["isError"] for c in seen] == [True, True, True]

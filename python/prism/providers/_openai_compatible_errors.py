@@ -237,3 +237,18 @@ def incomplete_stream_info(provider: str, missing: str = "[DONE]") -> ErrorInfo:
         "code": "stream_incomplete",
         "retryable": True,
     }
+
+
+def stalled_stream_info(
+    provider: str, seconds: float, redactor: SecretRedactor, *, url: str
+) -> ErrorInfo:
+    """No data event for ``seconds`` (the stream may have sent keep-alive
+    comments meanwhile). Retryable like a read timeout: the runtime retries
+    only while nothing has been streamed yet."""
+    return {
+        "message": f"{provider}: stream stalled: no data for {seconds:g} s "
+        f"(keep-alive comments do not count): POST {redactor.redact_text(safe_url(url))}",
+        "code": "ETIMEDOUT",
+        "retryable": True,
+        "details": {"kind": "StreamStalled"},
+    }

@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from anyio.lowlevel import checkpoint, checkpoint_if_cancelled, current_token
@@ -37,6 +37,7 @@ from prism.providers._openai_compatible_errors import (
     describe_payload_error,
     http_status_error,
     incomplete_stream_info,
+    stalled_stream_info,
     stream_error_info,
     transport_error_info,
 )
@@ -45,6 +46,13 @@ from prism.providers._openai_compatible_request import (
     RequestPolicy,
     RequestSerializationError,
     build_request_body,
+)
+from prism.providers._sse import (
+    DEFAULT_STALL_TIMEOUT_S,
+    StreamStalled,
+    TextJoiner,
+    check_stall_timeout,
+    iter_sse_data,
 )
 from prism.security.credentials import CredentialSource, as_credential_resolver
 from prism.security.limits import too_deep_path
@@ -131,6 +139,7 @@ class _CallState:
     id: str | None = None
     name: str | None = None
     arguments: str = ""
+    argument_text: TextJoiner = field(default_factory=TextJoiner)
 
 
 class _StreamFailed(Exception):
@@ -168,6 +177,7 @@ class OpenAICompatibleProvider:
         auth_scheme: str | None,
         models: Sequence[ModelConfig],
         clock: Callable[[], float],
+        stall_timeout: float | None = DEFAULT_STALL_TIMEOUT_S,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}")
@@ -189,6 +199,7 @@ class OpenAICompatibleProvider:
         self._auth_header = auth_header
         self._auth_scheme = auth_scheme
         self._clock = clock
+        self._stall_timeout = check_stall_timeout(stall_timeout)
         self._origin = f"provider {name!r}"
         header_secrets = [v for k, v in self._headers.items() if k.lower() in _SECRET_HEADERS]
         # Keys and tokens too short to redact (a local server's "x") are used
@@ -306,24 +317,25 @@ class OpenAICompatibleProvider:
                     )
                     return
                 state = _StreamState(self.name)
-                async with aclosing(source.aiter_sse()) as sse_events:
-                    async for sse in sse_events:
-                        data = sse.data.strip()
+                async with aclosing(iter_sse_data(source, self._stall_timeout)) as sse_data:
+                    async for data in sse_data:
                         if data == "[DONE]":
                             state.saw_done = True
                             break
-                        if data:
-                            for event in state.feed(data, redactor):
-                                # One chunk of buffered bytes can hold many events;
-                                # a cancelled consumer must not receive the rest.
-                                await checkpoint_if_cancelled()
-                                yield event
+                        for event in state.feed(data, redactor):
+                            # One chunk of buffered bytes can hold many events;
+                            # a cancelled consumer must not receive the rest.
+                            await checkpoint_if_cancelled()
+                            yield event
                 closing = state.finish(self.request_policy.require_done)
                 for event in closing:
                     await checkpoint_if_cancelled()
                     yield event
         except _StreamFailed as failed:
             yield {"type": "error", "error": _with_usage(failed.info, state)}
+        except StreamStalled as stalled:
+            info = stalled_stream_info(self.name, stalled.seconds, redactor, url=self.url)
+            yield {"type": "error", "error": _with_usage(info, state)}
         except Exception as exc:  # transport faults; cancellation is a BaseException
             info = transport_error_info(self.name, exc, redactor, method="POST", url=self.url)
             yield {"type": "error", "error": _with_usage(info, state)}
@@ -332,11 +344,13 @@ class OpenAICompatibleProvider:
 class _StreamState:
     """Folds parsed chunks into events; ``finish`` emits the closing events."""
 
-    __slots__ = ("calls", "name", "saw_done", "stop_reason", "usage")
+    __slots__ = ("calls", "content", "name", "reasoning", "saw_done", "stop_reason", "usage")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.calls: dict[int, _CallState] = {}
+        self.content = TextJoiner()
+        self.reasoning = TextJoiner()
         self.usage: Usage | None = None
         self.stop_reason: str | None = None
         self.saw_done = False
@@ -358,7 +372,7 @@ class _StreamState:
             delta = choice.get("delta") or {}
             if not isinstance(delta, Mapping):
                 raise _StreamFailed(describe_payload_error(self.name, "delta is not an object"))
-            events.extend(_delta_events(self.name, delta, self.calls))
+            events.extend(_delta_events(self, delta))
             finish = choice.get("finish_reason")
             if isinstance(finish, str) and finish:
                 self.stop_reason = finish
@@ -376,7 +390,13 @@ class _StreamState:
             raise _StreamFailed(incomplete_stream_info(self.name, "no finish_reason"))
         if not self.saw_done and require_done:
             raise _StreamFailed(incomplete_stream_info(self.name))
+        # Half a surrogate pair the server never completed.
         events: list[ProviderEvent] = []
+        reasoning, content = self.reasoning.flush(), self.content.flush()
+        if reasoning:
+            events.append({"type": "thinking_delta", "text": reasoning})
+        if content:
+            events.append({"type": "content_delta", "text": content})
         for index in sorted(self.calls):
             call = _finish_call(self.name, index, self.calls[index])
             if call is not None:
@@ -421,18 +441,21 @@ def _parse_chunk(provider: str, data: str) -> Mapping[str, Any]:
     return chunk
 
 
-def _delta_events(
-    provider: str, delta: Mapping[str, Any], calls: dict[int, _CallState]
-) -> list[ProviderEvent]:
+def _delta_events(stream: _StreamState, delta: Mapping[str, Any]) -> list[ProviderEvent]:
+    provider, calls = stream.name, stream.calls
     events: list[ProviderEvent] = []
     reasoning = delta.get("reasoning_content")
     if reasoning is None:
         reasoning = delta.get("reasoning")
     if isinstance(reasoning, str) and reasoning:
-        events.append({"type": "thinking_delta", "text": reasoning})
+        reasoning = stream.reasoning.feed(reasoning)
+        if reasoning:
+            events.append({"type": "thinking_delta", "text": reasoning})
     content = delta.get("content")
     if isinstance(content, str) and content:
-        events.append({"type": "content_delta", "text": content})
+        content = stream.content.feed(content)
+        if content:
+            events.append({"type": "content_delta", "text": content})
     tool_calls = delta.get("tool_calls")
     if tool_calls is None:
         return events
@@ -467,6 +490,8 @@ def _delta_events(
             event["name"] = name
         args = fn.get("arguments")
         if isinstance(args, str) and args:
+            args = state.argument_text.feed(args)
+        if isinstance(args, str) and args:
             state.arguments += args
             event["argumentsDelta"] = args
         if len(event) > 2:
@@ -484,7 +509,7 @@ def _finish_call(provider: str, index: int, state: _CallState) -> ToolCall | Non
             }
         )
     call_id = state.id or f"call_{uuid.uuid4().hex[:24]}"
-    arguments = _object_arguments(state.arguments)
+    arguments = _object_arguments(state.arguments + state.argument_text.flush())
     if arguments is None:
         # Not a run failure: the call stays as the deltas already emitted
         # (raw argument text included), and the runtime answers it with an
@@ -526,6 +551,7 @@ def create_openai_compatible_provider(
     auth_scheme: str | None = "Bearer",
     models: Sequence[ModelConfig] = (),
     clock: Callable[[], float] = time.time,
+    stall_timeout: float | None = DEFAULT_STALL_TIMEOUT_S,
 ) -> OpenAICompatibleProvider:
     """Create a Chat Completions streaming provider.
 
@@ -538,7 +564,8 @@ def create_openai_compatible_provider(
     than that is used but not redacted, with a one-time warning.
     ``http_client`` is used as-is and never closed by the provider; without
     one, the provider owns a client that :meth:`~OpenAICompatibleProvider.aclose`
-    closes.
+    closes. ``stall_timeout`` (seconds, ``None`` for none) ends a stream that
+    sends no data event for that long, keep-alive comments or not.
     """
     if api_key is not None and credential is not None:
         raise ConfigError("pass api_key or credential, not both")
@@ -565,6 +592,7 @@ def create_openai_compatible_provider(
         auth_scheme=auth_scheme,
         models=models,
         clock=clock,
+        stall_timeout=stall_timeout,
     )
 
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
         ToolContext,
         ToolDefinition,
         ToolExecute,
+        ToolResultError,
         define_tool,
         tool,
     )
@@ -37,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "ToolContext": "prism.tools.definition",
     "ToolDefinition": "prism.tools.definition",
     "ToolExecute": "prism.tools.definition",
+    "ToolResultError": "prism.tools.definition",
     "define_tool": "prism.tools.definition",
     "tool": "prism.tools.definition",
     "INVALID_ARGUMENTS": "prism.tools.dispatch",
@@ -67,6 +69,7 @@ __all__ = [
     "ToolDefinition",
     "ToolExecute",
     "ToolRegistry",
+    "ToolResultError",
     "create_tool_registry",
     "define_tool",
     "dispatch_tool_call",

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-__all__ = ["ToolArgumentsError", "ToolContext", "ToolExecute"]
+__all__ = ["ToolArgumentsError", "ToolContext", "ToolExecute", "ToolResultError"]
 
 ToolExecute: TypeAlias = Callable[[dict[str, Any], "ToolContext"], "Any | Awaitable[Any]"]
 
@@ -35,3 +35,10 @@ class ToolArgumentsError(Exception):
     """Raised by an ``execute`` whose arguments fail validation beyond the JSON
     schema (a typed tool's pydantic checks). Dispatch turns it into an
     ``invalid_arguments`` tool error, so the model sees it and the run goes on."""
+
+
+class ToolResultError(Exception):
+    """Raised by an ``execute`` whose return value cannot become JSON (a typed
+    tool's value that pydantic cannot serialise). Dispatch turns it into a
+    ``tool_error`` result with this message, so the model sees it and the run
+    goes on instead of failing where the result is stored."""

@@ -13,6 +13,7 @@ from prism.errors import ConfigError
 from prism.tools.context import ToolArgumentsError as ToolArgumentsError
 from prism.tools.context import ToolContext as ToolContext
 from prism.tools.context import ToolExecute as ToolExecute
+from prism.tools.context import ToolResultError as ToolResultError
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator

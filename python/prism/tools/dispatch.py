@@ -36,7 +36,12 @@ from prism.middleware import MiddlewareRegistry
 from prism.security.limits import MAX_VALUE_DEPTH, describe_path, too_deep_path
 from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
 from prism.security.redaction import NOOP_REDACTOR, SecretRedactor, require_redactor
-from prism.tools.definition import ToolArgumentsError, ToolContext, ToolDefinition
+from prism.tools.definition import (
+    ToolArgumentsError,
+    ToolContext,
+    ToolDefinition,
+    ToolResultError,
+)
 from prism.tools.registry import ToolRegistry
 
 UNKNOWN_TOOL: Final = "unknown_tool"
@@ -85,6 +90,34 @@ def _check_call(registry: ToolRegistry, call: Any) -> tuple[ToolDefinition, dict
     if problem is not None:
         raise _Refused(problem, INVALID_ARGUMENTS)
     return definition, arguments
+
+
+def _result_value_problem(name: str, value: Any, redactor: SecretRedactor) -> str | None:
+    """Why ``value`` cannot be a stored tool result, or None.
+
+    Checked here, at the edge, because a value the store cannot write would
+    otherwise end the whole run when the result is appended; as a tool error
+    the model sees what went wrong and the run goes on."""
+    deep = too_deep_path(value)
+    if deep is not None:
+        # The same limit as for arguments: a value this deep could not be
+        # redacted or stored.
+        return (
+            f"tool {name!r} returned a value nested deeper than {MAX_VALUE_DEPTH} "
+            f"levels (at {describe_path(deep, redactor)})"
+        )
+    from prism._native import json_length  # loaded on first dispatch, like the redactor
+
+    try:
+        # The native JSON walk refuses exactly what the stores' encoder
+        # refuses (non-str keys, NaN, unknown types) and names the path.
+        json_length(value)
+    except (TypeError, ValueError) as error:
+        reason = str(error)
+        if len(reason) > 200:
+            reason = reason[:197] + "..."
+        return f"tool {name!r} returned a value that is not JSON: {reason}"
+    return None
 
 
 async def dispatch_tool_call(
@@ -140,21 +173,17 @@ async def dispatch_tool_call(
         except ExecutionDeniedError as error:
             # The tool asked its execution policy before any side effect.
             result = tool_error_result(call_id, name, redact(str(error)), POLICY_DENIED)
+        except ToolResultError as error:
+            result = tool_error_result(call_id, name, redact(str(error)), TOOL_ERROR)
         except Exception as error:
             message = f"tool {name!r} failed: {type(error).__name__}: {error}"
             result = tool_error_result(call_id, name, redact(message), TOOL_ERROR)
         else:
-            deep = too_deep_path(value)
-            if deep is None:
+            problem = _result_value_problem(name, value, redactor)
+            if problem is None:
                 result = {"toolCallId": call_id, "name": name, "value": value}
             else:
-                # The same limit as for arguments: a value this deep could not
-                # be redacted or stored, so it must not end the run either.
-                message = (
-                    f"tool {name!r} returned a value nested deeper than {MAX_VALUE_DEPTH} "
-                    f"levels (at {describe_path(deep, redactor)})"
-                )
-                result = tool_error_result(call_id, name, redact(message), TOOL_ERROR)
+                result = tool_error_result(call_id, name, redact(problem), TOOL_ERROR)
     except _Refused as refused:
         result = tool_error_result(call_id, name, redact(str(refused)), refused.code)
 

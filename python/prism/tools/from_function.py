@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from prism.errors import ConfigError
-from prism.tools.context import ToolArgumentsError, ToolContext, ToolExecute
+from prism.tools.context import ToolArgumentsError, ToolContext, ToolExecute, ToolResultError
 
 _SECTION = re.compile(
     r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?):\s*$"
@@ -91,14 +91,39 @@ def is_raw_execute(function: Callable[..., Any]) -> bool:
     return first_ok and second_ok
 
 
-def _to_json_value(value: Any) -> Any:
-    from pydantic import BaseModel, TypeAdapter
+ReturnSerializer = Callable[[Any], Any]
 
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return TypeAdapter(type(value)).dump_python(value, mode="json")
-    return value
+
+def return_serializer(
+    tool_name: str, hints: Mapping[str, Any], *, awaited_by_caller: bool = False
+) -> ReturnSerializer:
+    """``value -> JSON data`` through a pydantic ``TypeAdapter`` of the
+    function's return annotation (JSON mode), so ``list[Model]``, ``date``,
+    ``Enum``, ``UUID``, sets and nested dataclasses come out as the JSON a
+    store can hold. A value that does not match its annotation is serialised
+    by its runtime type; one pydantic cannot serialise at all raises
+    :class:`ToolResultError`, which dispatch turns into a ``tool_error``
+    result the model sees."""
+    from pydantic import TypeAdapter
+    from pydantic_core import PydanticSerializationError
+
+    annotation = Any if awaited_by_caller else hints.get("return", Any)
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+    except Exception:  # an annotation pydantic cannot describe (a plain class, a Protocol)
+        adapter = TypeAdapter(Any)
+
+    def serialise(value: Any) -> Any:
+        try:
+            return adapter.dump_python(value, mode="json", warnings=False)
+        except (PydanticSerializationError, TypeError, ValueError) as error:
+            reason = (str(error).splitlines() or [type(error).__name__])[0]
+            raise ToolResultError(
+                f"tool {tool_name!r} returned a value that cannot be serialised to JSON: "
+                f"{reason[:200]}"
+            ) from None
+
+    return serialise
 
 
 def schema_generator() -> Any:
@@ -200,19 +225,23 @@ def build_function_tool(
         return kwargs
 
     execute: ToolExecute
+    to_json = return_serializer(tool_name, hints)
     if inspect.iscoroutinefunction(function):
 
         async def execute_async(args: dict[str, Any], ctx: ToolContext) -> Any:
-            return _to_json_value(await function(**bind(args, ctx)))
+            return to_json(await function(**bind(args, ctx)))
 
         execute = execute_async
     else:
+        # A sync function returning an awaitable is annotated with the
+        # awaitable, not with what it resolves to: that value is dumped by type.
+        awaited_to_json = return_serializer(tool_name, hints, awaited_by_caller=True)
 
         def execute_sync(args: dict[str, Any], ctx: ToolContext) -> Any:
             value = function(**bind(args, ctx))
             if inspect.isawaitable(value):
-                return _finish(value)
-            return _to_json_value(value)
+                return _finish(value, awaited_to_json)
+            return to_json(value)
 
         execute = execute_sync
     return FunctionTool(
@@ -223,5 +252,5 @@ def build_function_tool(
     )
 
 
-async def _finish(value: Any) -> Any:
-    return _to_json_value(await value)
+async def _finish(value: Any, to_json: ReturnSerializer) -> Any:
+    return to_json(await value)
