@@ -14,3 +14,12 @@ def test_openai_compatible_mock_example_runs_and_redacts_the_key() -> None:
         "error: 429 3000 openai: HTTP 429: Rate limit reached for key [REDACTED]",
     ]
     assert "sk-example" not in completed.stdout + completed.stderr
+
+
+def test_native_providers_cache_example_reads_more_with_auto_breakpoints() -> None:
+    completed = run_example("native_providers_cache.py")
+    assert completed.stdout.splitlines() == [
+        "auto: last turn read 3552 of 3885 input tokens from the cache",
+        "system: last turn read 2412 of 3885 input tokens from the cache",
+        "calibrated after 6 turns: ['code', 'prose', 'tool']",
+    ]

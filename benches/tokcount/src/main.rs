@@ -22,7 +22,11 @@ fn main() {
             tokens += bpe.encode_ordinary(text).len();
         }
         let seconds = started.elapsed().as_secs_f64();
-        writeln!(out, "{{\"bytes\":{chars},\"tokens\":{tokens},\"seconds\":{seconds}}}").unwrap();
+        writeln!(
+            out,
+            "{{\"bytes\":{chars},\"tokens\":{tokens},\"seconds\":{seconds}}}"
+        )
+        .unwrap();
         return;
     }
     for text in &texts {

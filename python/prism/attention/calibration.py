@@ -49,6 +49,7 @@ _PRIOR_VARIANCE = (
     100.0  # prior variance of a ratio over the noise variance of one turn (0.5 / 0.05, squared)
 )
 _FORGET = 0.9  # each turn weighs 1/0.9 of the one before: ~10 turns of memory
+_INV_FORGET = 1.0 / _FORGET
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,52 +136,65 @@ def split_request_tokens(request: Mapping[str, Any]) -> TokenSplit:
 
 
 class _Model:
-    """One model's fit: ratios ``r`` and the 3x3 covariance ``p`` (row-major)."""
+    """One model's fit: ratios ``r`` and the symmetric 3x3 covariance ``p``,
+    stored as its upper triangle (p00, p01, p02, p11, p12, p22). Unrolled by
+    hand: this runs once per turn and must cost a few microseconds."""
 
     __slots__ = ("p", "r", "turns")
 
     def __init__(self) -> None:
         v = _PRIOR_VARIANCE
-        self.r = [1.0, 1.0, 1.0]
-        self.p = [v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v]
+        self.r = (1.0, 1.0, 1.0)
+        self.p = (v, 0.0, 0.0, v, 0.0, v)
         self.turns = 0
 
     def observe(self, split: TokenSplit, reported: int) -> None:
+        fixed = split.fixed
         scaled = split.prose + split.code + split.tool
-        if scaled <= 0 or reported <= split.fixed:
+        if scaled <= 0 or reported <= fixed:
             return
         # Fractions of the scaled part and the ratio it should have had:
         # well conditioned whatever the request size.
-        u0, u1, u2 = split.prose / scaled, split.code / scaled, split.tool / scaled
-        target = (reported - split.fixed) / scaled
-        p, r = self.p, self.r
-        pu0 = p[0] * u0 + p[1] * u1 + p[2] * u2
-        pu1 = p[3] * u0 + p[4] * u1 + p[5] * u2
-        pu2 = p[6] * u0 + p[7] * u1 + p[8] * u2
-        denominator = _FORGET + u0 * pu0 + u1 * pu1 + u2 * pu2
-        k0, k1, k2 = pu0 / denominator, pu1 / denominator, pu2 / denominator
-        error = target - (r[0] * u0 + r[1] * u1 + r[2] * u2)
-        r[0] = min(_MAX_RATIO, max(_MIN_RATIO, r[0] + k0 * error))
-        r[1] = min(_MAX_RATIO, max(_MIN_RATIO, r[1] + k1 * error))
-        r[2] = min(_MAX_RATIO, max(_MIN_RATIO, r[2] + k2 * error))
-        # P = (P - k (P u)^T) / forget; P stays symmetric.
-        inv = 1.0 / _FORGET
-        self.p = [
-            (p[0] - k0 * pu0) * inv, (p[1] - k0 * pu1) * inv, (p[2] - k0 * pu2) * inv,
-            (p[3] - k1 * pu0) * inv, (p[4] - k1 * pu1) * inv, (p[5] - k1 * pu2) * inv,
-            (p[6] - k2 * pu0) * inv, (p[7] - k2 * pu1) * inv, (p[8] - k2 * pu2) * inv,
-        ]  # fmt: skip
+        inv = 1.0 / scaled
+        u0, u1, u2 = split.prose * inv, split.code * inv, split.tool * inv
+        target = (reported - fixed) * inv
+        p00, p01, p02, p11, p12, p22 = self.p
+        pu0 = p00 * u0 + p01 * u1 + p02 * u2
+        pu1 = p01 * u0 + p11 * u1 + p12 * u2
+        pu2 = p02 * u0 + p12 * u1 + p22 * u2
+        gain = 1.0 / (_FORGET + u0 * pu0 + u1 * pu1 + u2 * pu2)
+        r0, r1, r2 = self.r
+        step = (target - (r0 * u0 + r1 * u1 + r2 * u2)) * gain
+        r0, r1, r2 = r0 + pu0 * step, r1 + pu1 * step, r2 + pu2 * step
+        self.r = (_clamp(r0), _clamp(r1), _clamp(r2))
+        # P = (P - (P u)(P u)^T * gain) / forget
+        f = _INV_FORGET
+        p00 = (p00 - pu0 * pu0 * gain) * f
+        p01 = (p01 - pu0 * pu1 * gain) * f
+        p02 = (p02 - pu0 * pu2 * gain) * f
+        p11 = (p11 - pu1 * pu1 * gain) * f
+        p12 = (p12 - pu1 * pu2 * gain) * f
+        p22 = (p22 - pu2 * pu2 * gain) * f
         # Directions the mix never moves along would grow without bound under
         # forgetting (covariance wind-up); keep them at the prior instead.
-        top = max(self.p[0], self.p[4], self.p[8])
+        top = p00 if p00 > p11 else p11
+        if p22 > top:
+            top = p22
         if top > _PRIOR_VARIANCE:
-            scale = _PRIOR_VARIANCE / top
-            self.p = [x * scale for x in self.p]
+            k = _PRIOR_VARIANCE / top
+            p00, p01, p02, p11, p12, p22 = p00 * k, p01 * k, p02 * k, p11 * k, p12 * k, p22 * k
+        self.p = (p00, p01, p02, p11, p12, p22)
         self.turns += 1
 
     def estimate(self, split: TokenSplit) -> int:
-        r = self.r
-        return round(r[0] * split.prose + r[1] * split.code + r[2] * split.tool) + split.fixed
+        r0, r1, r2 = self.r
+        return round(r0 * split.prose + r1 * split.code + r2 * split.tool) + split.fixed
+
+
+def _clamp(ratio: float) -> float:
+    if ratio < _MIN_RATIO:
+        return _MIN_RATIO
+    return _MAX_RATIO if ratio > _MAX_RATIO else ratio
 
 
 class TokenCalibration:
@@ -228,7 +242,7 @@ class TokenCalibration:
 
     def ratios(self, model: str) -> dict[str, float]:
         fit = self._models.get(model)
-        values = fit.r if fit is not None else [1.0, 1.0, 1.0]
+        values = fit.r if fit is not None else (1.0, 1.0, 1.0)
         return dict(zip(KINDS, values, strict=True))
 
     def snapshot(self, model: str) -> dict[str, Any]:
@@ -313,14 +327,14 @@ def _restore_model(raw: Any) -> _Model | None:
         not isinstance(r, list)
         or len(r) != 3
         or not isinstance(p, list)
-        or len(p) != 9
+        or len(p) != 6
         or not all(isinstance(x, numbers) and not isinstance(x, bool) for x in [*r, *p])
         or not isinstance(turns, int)
     ):
         return None
     fit = _Model()
-    fit.r = [min(_MAX_RATIO, max(_MIN_RATIO, float(x))) for x in r]
-    fit.p = [float(x) for x in p]
+    fit.r = (_clamp(float(r[0])), _clamp(float(r[1])), _clamp(float(r[2])))
+    fit.p = (float(p[0]), float(p[1]), float(p[2]), float(p[3]), float(p[4]), float(p[5]))
     fit.turns = max(0, turns)
     return fit
 

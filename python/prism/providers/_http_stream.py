@@ -253,7 +253,7 @@ class HttpStreamProvider:
                     yield {"type": "error", "error": wrong_type.info}
                     return
                 decoder = self.decoder(request, redactor)
-                async with aclosing(_data_events(source.aiter_sse(), self._stall_s)) as events:
+                async with aclosing(_data_events(source.response, self._stall_s)) as events:
                     async for kind, data in events:
                         for event in decoder.feed(kind, data):
                             await checkpoint_if_cancelled()
@@ -277,24 +277,63 @@ class HttpStreamProvider:
             yield {"type": "error", "error": _with_usage(info, decoder)}
 
 
-async def _data_events(sse_events: Any, stall_s: float) -> AsyncGenerator[tuple[str, str], None]:
-    """(event name, data) of each SSE event that carries data. The deadline
-    moves only when one arrives: keep-alive comments do not keep a stalled
-    stream alive."""
-    iterator = sse_events.__aiter__()
-    try:
-        while True:
-            with anyio.move_on_after(stall_s) as scope:
-                sse = await iterator.__anext__()
-            if scope.cancelled_caught:
-                raise StreamStalled
-            data = sse.data
-            if data:
-                yield sse.event, data
-    except StopAsyncIteration:
-        return
-    finally:
-        await sse_events.aclose()
+class SSEParser:
+    """Server-sent events from decoded text, fed chunk by chunk (the
+    event-stream format: ``event:``/``data:`` fields, ``:`` comments, a blank
+    line ends an event; CRLF, CR and LF line ends). Returns (event, data)
+    for each event that carries data."""
+
+    __slots__ = ("_data", "_event", "_partial")
+
+    def __init__(self) -> None:
+        self._partial = ""
+        self._event = ""
+        self._data: list[str] = []
+
+    def feed(self, text: str) -> list[tuple[str, str]]:
+        text = self._partial + text
+        # A CR at the very end may be the first half of a CRLF: keep it back.
+        hold_cr = text.endswith("\r")
+        if hold_cr:
+            text = text[:-1]
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        self._partial = lines.pop() + ("\r" if hold_cr else "")
+        out: list[tuple[str, str]] = []
+        for line in lines:
+            if not line:
+                if self._data:
+                    out.append((self._event or "message", "\n".join(self._data)))
+                self._event, self._data = "", []
+            elif line.startswith("data:"):
+                value = line[5:]
+                self._data.append(value[1:] if value.startswith(" ") else value)
+            elif line.startswith("event:"):
+                value = line[6:]
+                self._event = value[1:] if value.startswith(" ") else value
+            # comments (":") and other fields (id, retry) carry nothing we use
+        return out
+
+
+async def _data_events(response: Any, stall_s: float) -> AsyncGenerator[tuple[str, str], None]:
+    """(event name, data) of each SSE event that carries data.
+
+    httpx decodes the bytes incrementally (a character split across network
+    chunks is held until it is whole). The stall clock restarts only when a
+    data event arrives: a chunk that brings none (keep-alive comments) after
+    ``stall_s`` ends the stream. Total silence is the read timeout's job."""
+    parser = SSEParser()
+    last_data = anyio.current_time()
+    async for text in response.aiter_text():
+        events = parser.feed(text)
+        now = anyio.current_time()
+        if events:
+            last_data = now
+            for event in events:
+                yield event
+        elif now - last_data > stall_s:
+            raise StreamStalled
 
 
 class _Chain:
