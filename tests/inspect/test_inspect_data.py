@@ -51,7 +51,8 @@ async def test_costs_equal_the_attention_benchmark_for_the_same_session(demo: De
 
 async def test_the_timeline_folds_entries_into_steps(demo: DemoFile) -> None:
     view = await view_of(demo.path, "trip-planning")
-    kinds = {step["kind"] for step in view.timeline}
+    steps = view.timeline_steps()
+    kinds = {step["kind"] for step in steps}
     assert {
         "input",
         "turn",
@@ -62,16 +63,16 @@ async def test_the_timeline_folds_entries_into_steps(demo: DemoFile) -> None:
         "checkpoint",
         "model",
     } <= kinds
-    tools = {step["title"]: step for step in view.timeline if step["kind"] == "tool"}
+    tools = {step["title"]: step for step in steps if step["kind"] == "tool"}
     assert tools["book_hotel"]["status"] == "error"
     assert tools["search_flights"]["status"] == "ok"
     assert tools["search_flights"]["checkpointed"] is True
-    for step in view.timeline:
+    for step in steps:
         if step["kind"] in ("turn", "tool"):
             assert step["durationMs"] is not None and step["durationMs"] >= 0
     page = view.timeline_page(None, 5)
-    assert page["total"] == len(view.timeline) and len(page["steps"]) == 5
-    assert page["steps"][-1] == view.timeline[-1]
+    assert page["total"] == len(steps) and len(page["steps"]) == 5
+    assert page["steps"][-1] == steps[-1]
 
 
 async def test_the_tree_shows_forks_labels_compactions_and_counts_the_rest(demo: DemoFile) -> None:

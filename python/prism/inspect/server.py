@@ -76,6 +76,7 @@ async def serve_inspector(
             raise InspectError(f"no session {follow!r} in {source.label}")
         token = token or secrets.token_urlsafe(24)
         app = InspectorApp(source, redactor=redactor, follow=follow)
+        await app.warm()
         try:
             listener = await anyio.create_tcp_listener(local_host=host, local_port=port)
         except OSError as exc:

@@ -396,6 +396,7 @@ async function start() {
   const sessions = await loadSessions();
   const wanted = new URLSearchParams(location.hash.slice(1)).get("session") || info.follow || (sessions[0] && sessions[0].id);
   if (wanted) await selectSession(wanted, null);
+  window.prismReadyAt = performance.now();
   document.body.dataset.ready = "1";
 }
 
