@@ -185,7 +185,7 @@ def _title(step: Step, entry: Entry) -> str:
         return f"run {status} (step {data.get('step')})"
     if step.kind == "attention":
         kept = sum(len(v) for v in data.values() if isinstance(v, list))
-        return f"gate tripped: {kept} rows kept whole"
+        return f"gate tripped: {kept} row(s) kept whole"
     custom_type = str(entry.get("customType", ""))
     return custom_type.removeprefix("om.") if step.kind == "memory" else custom_type
 

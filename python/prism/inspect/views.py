@@ -75,9 +75,7 @@ class SessionView:
     ) -> None:
         self.session_id = session_id
         self.entries = entries
-        with without_gc():
-            self.by_id = {e["id"]: e for e in entries}
-        if leaf_id is not None and leaf_id not in self.by_id:
+        if leaf_id is not None and not any(e["id"] == leaf_id for e in entries):
             leaf_id = None
         self.leaf_id = leaf_id or (entries[-1]["id"] if entries else None)
 
@@ -141,6 +139,7 @@ class SessionView:
         linked to its nearest shown ancestor; linear runs between them are
         counted, not listed (a 100,000-entry chain is a handful of nodes)."""
         children: dict[str | None, int] = {}
+        parent_of = {e["id"]: e["parentId"] for e in self.entries}
         for entry in self.entries:
             children[entry["parentId"]] = children.get(entry["parentId"], 0) + 1
         label_of = labels(cast("Sequence[SessionEntry]", self.entries))
@@ -160,9 +159,9 @@ class SessionView:
         nodes = []
         for entry in shown[-TREE_NODE_LIMIT:]:
             hidden, parent = 0, entry["parentId"]
-            while parent is not None and parent not in shown_ids and parent in self.by_id:
+            while parent is not None and parent not in shown_ids and parent in parent_of:
                 hidden += 1
-                parent = self.by_id[parent]["parentId"]
+                parent = parent_of[parent]
             nodes.append(
                 {
                     "id": entry["id"],
