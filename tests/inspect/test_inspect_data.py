@@ -51,7 +51,8 @@ async def test_costs_equal_the_attention_benchmark_for_the_same_session(demo: De
 
 async def test_the_timeline_folds_entries_into_steps(demo: DemoFile) -> None:
     view = await view_of(demo.path, "trip-planning")
-    kinds = {step["kind"] for step in view.timeline}
+    steps = view.timeline_steps()
+    kinds = {step["kind"] for step in steps}
     assert {
         "input",
         "turn",
@@ -62,16 +63,16 @@ async def test_the_timeline_folds_entries_into_steps(demo: DemoFile) -> None:
         "checkpoint",
         "model",
     } <= kinds
-    tools = {step["title"]: step for step in view.timeline if step["kind"] == "tool"}
+    tools = {step["title"]: step for step in steps if step["kind"] == "tool"}
     assert tools["book_hotel"]["status"] == "error"
     assert tools["search_flights"]["status"] == "ok"
     assert tools["search_flights"]["checkpointed"] is True
-    for step in view.timeline:
+    for step in steps:
         if step["kind"] in ("turn", "tool"):
             assert step["durationMs"] is not None and step["durationMs"] >= 0
     page = view.timeline_page(None, 5)
-    assert page["total"] == len(view.timeline) and len(page["steps"]) == 5
-    assert page["steps"][-1] == view.timeline[-1]
+    assert page["total"] == len(steps) and len(page["steps"]) == 5
+    assert page["steps"][-1] == steps[-1]
 
 
 async def test_the_tree_shows_forks_labels_compactions_and_counts_the_rest(demo: DemoFile) -> None:
@@ -131,6 +132,13 @@ async def test_replay_plays_the_stored_turns_without_touching_anything(demo: Dem
     ]
     result = next(e for e in events if e["type"] == "tool_result")["result"]
     assert result["name"] == "book_hotel" and result["isError"] is True
+    stored = next(
+        block
+        for entry in view.branch[runs[-1].start :]
+        if entry["kind"] == "message" and entry["message"]["role"] == "tool"
+        for block in entry["message"]["content"]
+    )
+    assert result["value"] == stored["result"]  # the stored error, not a re-wrapped one
     assert "no rooms left" in str(result["value"])
     assert digest(demo.path) == before
 
@@ -206,3 +214,12 @@ async def test_a_store_url_that_does_not_connect_says_so(tmp_path: Path) -> None
     message = str(caught.value)
     assert f"127.0.0.1:{port}" in message or "connect" in message
     assert "hunter2-password" not in message
+
+
+async def test_runs_without_checkpoints_are_found_by_their_input(demo: DemoFile) -> None:
+    view = await view_of(demo.path, "plain")
+    runs = find_runs(view.branch)
+    assert len(runs) == 5 and not any(run.durable for run in runs)
+    events = [event async for event in replay_run(view.branch, runs[3])]
+    text = "".join(e["delta"]["text"] for e in events if e["type"] == "message_delta")
+    assert text.startswith("Answer number 4: ")

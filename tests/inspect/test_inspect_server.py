@@ -229,3 +229,21 @@ def test_the_tail_sees_every_entry_of_a_session_written_while_read(
             finally:
                 writer.wait(timeout=60)
     assert received == [f"tail-{n}-{k}" for n in range(40) for k in range(3)]
+
+
+def test_a_silent_or_garbled_connection_does_not_hold_the_server(server: InspectorProcess) -> None:
+    import socket as sockets
+
+    host, port = server.base.removeprefix("http://").rsplit(":", 1)
+    with sockets.create_connection((host, int(port)), timeout=30) as garbled:
+        garbled.sendall(b"\x00\x01 not http\r\n\r\n")
+        answer = garbled.recv(4096)
+    assert answer == b"" or answer.startswith(b"HTTP/1.1 400")
+    with sockets.create_connection((host, int(port)), timeout=30) as silent:
+        # Another client is served while this one says nothing.
+        response = httpx.get(f"{server.base}/api/info", params={"token": server.token})
+        assert response.status_code == 200
+        # Answered 400 and closed once the server's read timeout runs out.
+        answer = silent.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 400") and b"connection: close" in answer
+        assert silent.recv(4096) == b""

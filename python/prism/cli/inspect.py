@@ -116,6 +116,7 @@ async def _serve(target: str, options: argparse.Namespace, redactor: object) -> 
             allow_remote=options.allow_remote_bind,
             redactor=redactor,  # type: ignore[arg-type]
             on_ready=ready,
+            freeze_gc=True,
         )
     return 0
 

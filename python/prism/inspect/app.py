@@ -92,6 +92,18 @@ class InspectorApp:
         self._views[key] = (last, view)
         return view
 
+    async def warm(self) -> int:
+        """Build every session's view (branch, costs, tree) before the URL is
+        announced, so the first page load only reads caches. Returns the
+        number of entries read."""
+        total = 0
+        for session_id in await self.source.sessions():
+            view = await self.view(session_id)
+            view.summary()
+            view.tree()
+            total += len(view.entries)
+        return total
+
     async def _session_view(self, request: Request) -> SessionView:
         session_id = request.query.get("id", "")
         if session_id not in await self.source.sessions():

@@ -101,9 +101,10 @@ def _summary_message(text: str) -> Message:
 
 
 def _reported_input(entry: Entry, message: Mapping[str, Any]) -> int | None:
+    # dict, not Mapping: an ABC check per turn costs seconds on a long branch.
     for holder in (message.get("metadata"), entry):
-        usage = holder.get("usage") if isinstance(holder, Mapping) else None
-        if isinstance(usage, Mapping) and isinstance(usage.get("inputTokens"), int):
+        usage = holder.get("usage") if isinstance(holder, dict) else None
+        if isinstance(usage, dict) and isinstance(usage.get("inputTokens"), int):
             return int(usage["inputTokens"])
     return None
 
@@ -123,13 +124,18 @@ def _frontier_size(entry: Mapping[str, Any]) -> int | None:
 
 
 class _Request:
-    """The request the next turn would send, kept as rows and estimates."""
+    """The request the next turn would send, kept as rows and estimates.
+
+    Totals are kept running: between head changes a send costs O(1), so a
+    branch is scored in one pass whatever its length."""
 
     def __init__(self) -> None:
         self.summaries: list[Message] = []
         self.history: list[Message] = []
         self.tokens: list[int] = [int(_native.estimate_value_tokens([]))]
+        self.total = self.tokens[0]
         self.sent_rows = 0  # rows of the previous request (0: none yet)
+        self.sent_total = 0
         self.sent_snapshot: list[Message] | None = None  # set when the head changed
         self.head_changed = False
 
@@ -138,7 +144,9 @@ class _Request:
 
     def append(self, message: Message) -> None:
         self.history.append(message)
-        self.tokens.append(int(_native.estimate_message_tokens(message)))
+        tokens = int(_native.estimate_message_tokens(message))
+        self.tokens.append(tokens)
+        self.total += tokens
 
     def rebuild(self, summaries: list[Message], history: list[Message]) -> None:
         if not self.head_changed and self.sent_rows:
@@ -148,15 +156,15 @@ class _Request:
         self.tokens = [self.tokens[0]] + [
             int(_native.estimate_message_tokens(m)) for m in self.rows()
         ]
+        self.total = sum(self.tokens)
 
     def send(self) -> tuple[int, int, bool]:
         """(total, read, bust) of sending the current rows now."""
-        total = sum(self.tokens)
-        rows = len(self.tokens)
+        total = self.total
         if not self.sent_rows:
-            shared, bust = 0, False
+            read, bust = 0, False
         elif not self.head_changed:
-            shared, bust = self.sent_rows, False
+            read, bust = self.sent_total, False
         else:
             previous = self.sent_snapshot or []
             current = self.rows()
@@ -166,9 +174,9 @@ class _Request:
                     break
                 matched += 1
             shared = 1 + matched
-            bust = shared < self.sent_rows
-        read = sum(self.tokens[:shared]) if self.sent_rows else 0
-        self.sent_rows, self.sent_snapshot, self.head_changed = rows, None, False
+            read, bust = sum(self.tokens[:shared]), shared < self.sent_rows
+        self.sent_rows, self.sent_total = len(self.tokens), total
+        self.sent_snapshot, self.head_changed = None, False
         return total, read, bust
 
 

@@ -29,7 +29,6 @@ async def render_report(
         raise InspectError(f"no session {session_id!r} in {source.label}")
     view = SessionView(session_id, await source.entries(session_id))
     branch = view.branch[-EXPORT_ENTRY_LIMIT:]
-    steps = view.timeline_page(0, len(view.timeline) or 1)
     data: dict[str, Any] = {
         "info": {
             "source": os.path.basename(source.label),
@@ -40,7 +39,7 @@ async def render_report(
         "sessions": {"sessions": [view.summary()]},
         "session": {"summary": view.summary(), "tree": view.tree()},
         "messages": list(branch),
-        "timeline": {"steps": steps["steps"], "counts": steps["counts"]},
+        "timeline": {"steps": view.timeline_steps(), "counts": view.timeline_counts},
         "costs": view.cost_report(),
         "memory": view.memory(),
         "checkpoints": view.checkpoints(),

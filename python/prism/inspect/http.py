@@ -24,6 +24,8 @@ from anyio.abc import SocketStream
 __all__ = ["Request", "Response", "SseResponse", "serve_http"]
 
 MAX_REQUEST_BYTES = 64 * 1024
+# A client that opens a connection and sends nothing must not hold it forever.
+REQUEST_TIMEOUT_SECONDS = 10.0
 SECURITY_HEADERS = [
     (
         b"content-security-policy",
@@ -103,6 +105,7 @@ def allowed_hosts(bind_host: str, port: int) -> frozenset[str]:
 
 
 async def _read_request(stream: SocketStream, conn: h11.Connection) -> Request | None:
+    """The request head, or None for a malformed, oversized or silent one."""
     received = 0
     while True:
         event = conn.next_event()
@@ -166,7 +169,9 @@ async def _serve_one(stream: SocketStream, guard: Guard, handler: Handler) -> No
     conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_REQUEST_BYTES)
     async with stream:
         try:
-            request = await _read_request(stream, conn)
+            request: Request | None = None
+            with anyio.move_on_after(REQUEST_TIMEOUT_SECONDS):
+                request = await _read_request(stream, conn)
             if request is None:
                 await _respond(stream, conn, Response.error(400, "bad request"), False)
                 return

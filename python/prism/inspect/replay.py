@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from prism.middleware import create_middleware_registry
 from prism.providers import (
     create_mock_provider,
     provider_done,
@@ -122,7 +123,11 @@ def _provider_turn(message: Mapping[str, Any]) -> list[Any]:
 
 
 class _StoredResults:
-    """Answers each tool call with its stored result; never runs anything."""
+    """Answers each tool call with its stored result; never runs anything.
+
+    The stand-in tool returns the stored value and a ``tool_result``
+    middleware puts the stored result back whole (an error result stays the
+    error it was, not an exception wrapped again)."""
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.results: dict[str, Any] = {}
@@ -137,11 +142,23 @@ class _StoredResults:
             stored = self.results.get(str(ctx.tool_call_id))
             if stored is None:
                 raise RuntimeError(f"replay: no stored result for call {ctx.tool_call_id}")
-            if stored.get("isError"):
-                raise RuntimeError(str(stored.get("result")))
             return stored.get("result")
 
         return define_tool(name, answer)
+
+    async def restore(self, result: Any, proceed: Any) -> Any:
+        result = await proceed(result)
+        stored = self.results.get(str(result.get("toolCallId")))
+        if stored is None:
+            return result
+        restored = {
+            "toolCallId": result["toolCallId"],
+            "name": result["name"],
+            "value": stored.get("result"),
+        }
+        if stored.get("isError"):
+            restored["isError"] = True
+        return restored
 
 
 async def replay_run(branch: Sequence[Entry], run: RecordedRun) -> AsyncIterator[dict[str, Any]]:
@@ -170,10 +187,13 @@ async def replay_run(branch: Sequence[Entry], run: RecordedRun) -> AsyncIterator
     history = [dict(e, sessionId=session_id) for e in branch[: run.start]]
     if history:
         await store.append_many(history)  # type: ignore[arg-type]
+    middleware = create_middleware_registry()
+    middleware.use("tool_result", stored.restore)
     agent = create_agent(
         model=_REPLAY_MODEL,
         provider=create_mock_provider(turns),
         tools=[stored.tool(name) for name in names],
+        middleware=middleware,
         store=store,
         max_tool_rounds=max(8, len(turns) + 1),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import secrets
 import warnings
@@ -64,11 +65,18 @@ async def serve_inspector(
     allow_remote: bool = False,
     redactor: SecretRedactor = NOOP_REDACTOR,
     on_ready: Callable[[InspectorAddress], None] | None = None,
+    freeze_gc: bool = False,
 ) -> None:
     """Serve the inspector over ``target`` (a JSONL or SQLite path, or a
     PostgreSQL URL) until cancelled. ``on_ready`` gets the address (with the
     URL to open) once the socket listens. Raises :class:`InspectError` when
-    the target cannot be read or the address is refused."""
+    the target cannot be read or the address is refused.
+
+    ``freeze_gc`` (what ``prism inspect`` passes) moves everything loaded so
+    far, the store's index included, out of the cycle collector's reach
+    (``gc.freeze``): a full collection over a 100,000-entry index would
+    otherwise stall the live tail for seconds. Leave it off when serving
+    from inside a host process whose objects should stay collectable."""
     check_bind_host(host, allow_remote=allow_remote)
     source = await open_source(target)
     try:
@@ -76,6 +84,10 @@ async def serve_inspector(
             raise InspectError(f"no session {follow!r} in {source.label}")
         token = token or secrets.token_urlsafe(24)
         app = InspectorApp(source, redactor=redactor, follow=follow)
+        await app.warm()
+        if freeze_gc:
+            gc.collect()
+            gc.freeze()
         try:
             listener = await anyio.create_tcp_listener(local_host=host, local_port=port)
         except OSError as exc:

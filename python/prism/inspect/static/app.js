@@ -386,6 +386,7 @@ async function start() {
   for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => showTab(b.dataset.tab).catch((e) => showError(e.message)));
   $("older").addEventListener("click", () => loadMessages(Math.max(0, state.msgOffset - PAGE)).catch((e) => showError(e.message)));
   $("older-steps").addEventListener("click", () => loadTimeline(Math.max(0, state.stepOffset - STEP_PAGE)).catch((e) => showError(e.message)));
+  if (DATA) $("live").textContent = "offline report";
   const info = await api("/api/info");
   $("source").textContent = `${info.source} (${info.kind})`;
   if (info.quarantine && info.quarantine.length) {
@@ -396,6 +397,7 @@ async function start() {
   const sessions = await loadSessions();
   const wanted = new URLSearchParams(location.hash.slice(1)).get("session") || info.follow || (sessions[0] && sessions[0].id);
   if (wanted) await selectSession(wanted, null);
+  window.prismReadyAt = performance.now();
   document.body.dataset.ready = "1";
 }
 
