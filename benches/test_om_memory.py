@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from prism.compaction.observational_memory import (
+from prism.memory import (
     build_observational_memory_projection,
     fold_observational_memory_ledger,
     render_observational_memory,

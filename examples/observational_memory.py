@@ -18,14 +18,14 @@ from typing import Any
 import anyio
 
 from prism import create_agent
-from prism.compaction.observational_memory import (
+from prism.contracts import ProviderRequest
+from prism.extensions import execute_command
+from prism.memory import (
     create_observational_memory_commands,
     create_observational_memory_compaction_strategy,
     create_observational_memory_runtime,
     create_recall_memory_tool,
 )
-from prism.contracts import ProviderRequest
-from prism.extensions import execute_command
 from prism.providers import (
     create_mock_provider,
     provider_done,

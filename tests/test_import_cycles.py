@@ -234,3 +234,35 @@ def test_only_agent_imports_session(importer: str) -> None:
     }
     assert importers <= {"prism.runtime.agent", "prism.runtime"}
     assert "prism.runtime.session" not in graph[importer]
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("below", "above"),
+    [
+        ("prism.compaction", "prism.runtime"),
+        ("prism.compaction", "prism.memory"),
+        ("prism.runtime", "prism.memory"),
+    ],
+)
+def test_layers_only_point_down(below: str, above: str) -> None:
+    """Nothing in ``below`` reaches ``above``, directly or through other
+    modules, counting imports inside functions: observational memory is an
+    application on the runtime, and compaction is a layer under it."""
+    graph = import_graph()
+    for name in sorted(graph):
+        if name == below or name.startswith(below + "."):
+            reached = {
+                m for m in _reachable(graph, name) if m == above or m.startswith(above + ".")
+            }
+            assert not reached, f"{name} reaches {sorted(reached)}"

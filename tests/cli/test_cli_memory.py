@@ -12,7 +12,7 @@ from typing import Any
 
 from conftest import SAFETY_TIMEOUT, RpcClient
 
-GOLDEN = Path(__file__).parents[1] / "compaction" / "golden" / "om_branch.jsonl"
+GOLDEN = Path(__file__).parents[1] / "memory" / "golden" / "om_branch.jsonl"
 HOST_SCRIPT = Path(__file__).parent / "cli_host_script.py"
 
 

@@ -16,7 +16,10 @@ from typing import Any
 
 from prism.cli.options import CliOptions, UsageProblem
 from prism.cli.providers import ProviderSetup, model_for
-from prism.compaction.observational_memory import (
+from prism.contracts import ModelConfig
+from prism.errors import SettingsError
+from prism.extensions import Extension
+from prism.memory import (
     ObservationalMemoryRuntime,
     ObservationalMemorySettings,
     create_observational_memory_compaction_strategy,
@@ -25,9 +28,6 @@ from prism.compaction.observational_memory import (
     create_recall_memory_tool,
     resolve_observational_memory_settings,
 )
-from prism.contracts import ModelConfig
-from prism.errors import SettingsError
-from prism.extensions import Extension
 from prism.runtime import AgentSession
 from prism.security.redaction import SecretRedactor, create_redactor
 from prism.tools import ToolDefinition

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     )
     from prism.runtime.config import (
         AgentConfig,
+        validate_model,
     )
     from prism.runtime.events import (
         AGENT_EVENT_TYPES,
@@ -35,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "Agent": "prism.runtime.agent",
     "create_agent": "prism.runtime.agent",
     "AgentConfig": "prism.runtime.config",
+    "validate_model": "prism.runtime.config",
     "AGENT_EVENT_TYPES": "prism.runtime.events",
     "AgentEventListener": "prism.runtime.events",
     "RunOptions": "prism.runtime.options",
@@ -54,4 +56,5 @@ __all__ = [
     "RunResult",
     "RunStream",
     "create_agent",
+    "validate_model",
 ]

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from prism.compaction.observational_memory import (
+from prism.config import create_settings_provider
+from prism.errors import ConfigError, SettingsError
+from prism.memory import (
     InvalidMemoryIdError,
     ObservationalMemorySettings,
     build_observational_memory_projection,
@@ -18,8 +20,6 @@ from prism.compaction.observational_memory import (
     render_observational_memory,
     resolve_observational_memory_settings,
 )
-from prism.config import create_settings_provider
-from prism.errors import ConfigError, SettingsError
 
 GOLDEN = Path(__file__).parent / "golden"
 SECRET = "sk-live-SECRET-0123456789abcdef"

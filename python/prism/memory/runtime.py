@@ -21,7 +21,6 @@ import anyio
 
 from prism._clock import utc_timestamp
 from prism._native import estimate_entry_tokens, estimate_message_tokens
-from prism.compaction.observational_memory import workers
 from prism.compaction.observational_memory._redaction import as_redactor, combine
 from prism.compaction.observational_memory.ledger import (
     ObservationalMemoryLedger,
@@ -42,6 +41,8 @@ from prism.compaction.observational_memory.strategy import (
 )
 from prism.contracts import ErrorInfo, ModelConfig
 from prism.errors import ConfigError, PrismError
+from prism.memory import workers
+from prism.runtime import validate_model
 from prism.security.redaction import SecretRedactor
 
 Trigger = Literal["flush", "post_run"]
@@ -446,8 +447,6 @@ def create_observational_memory_runtime(
             "observational memory runtime: worker_provider must implement AIProvider "
             "(or be a factory taking the resolved credential)"
         )
-    from prism.runtime.config import validate_model
-
     model = validate_model(worker_model, "worker_model")
     if isinstance(keep_recent_entries, bool) or not isinstance(keep_recent_entries, int):
         raise ConfigError("keep_recent_entries must be an integer >= 0")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from prism.compaction import CompactionContext
-from prism.compaction.observational_memory import (
+from prism.memory import (
     build_observational_memory_projection,
     create_observational_memory_compaction_strategy,
     fold_observational_memory_ledger,

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from prism.compaction.observational_memory import workers
+from prism.memory import workers
 from prism.providers import (
     MockProvider,
     create_mock_provider,

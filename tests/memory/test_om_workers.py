@@ -20,12 +20,12 @@ from om_scripts import (
 )
 
 from prism import create_agent
-from prism.compaction.observational_memory import (
+from prism.errors import ConfigError, SettingsError
+from prism.memory import (
     build_observational_memory_projection,
     create_observational_memory_runtime,
     fold_observational_memory_ledger,
 )
-from prism.errors import ConfigError, SettingsError
 from prism.providers import create_mock_provider, provider_done, provider_error, provider_text_delta
 from prism.security import env_credential
 from prism.stores import create_memory_session_store

@@ -5,12 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from prism.compaction.observational_memory._entries import (
-    GetEntries,
-    check_get_entries,
-    load_entries,
-    session_id_of,
-)
 from prism.compaction.observational_memory._redaction import as_redactor
 from prism.compaction.observational_memory.ledger import fold_observational_memory_ledger
 from prism.compaction.observational_memory.projection import build_observational_memory_projection
@@ -21,6 +15,12 @@ from prism.compaction.observational_memory.settings import (
 )
 from prism.errors import CommandError
 from prism.extensions.commands import CommandDefinition, define_command
+from prism.memory._entries import (
+    GetEntries,
+    check_get_entries,
+    load_entries,
+    session_id_of,
+)
 
 STATUS_COMMAND = "om:status"
 VIEW_COMMAND = "om:view"

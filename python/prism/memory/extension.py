@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from prism.compaction.observational_memory.commands import create_observational_memory_commands
 from prism.compaction.observational_memory.strategy import (
     STRATEGY_NAME,
     create_observational_memory_compaction_strategy,
 )
-from prism.compaction.observational_memory.tools import create_recall_memory_tool
 from prism.errors import ConfigError
 from prism.extensions.kernel import Extension, ExtensionAPI, define_extension
+from prism.memory.commands import create_observational_memory_commands
+from prism.memory.tools import create_recall_memory_tool
 
 EXTENSION_NAME = "observational-memory"
 

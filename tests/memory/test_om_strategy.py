@@ -13,12 +13,12 @@ from om_scripts import ScriptedWorkers, call, done, entry_ids
 
 from prism import create_agent
 from prism.compaction import CompactionContext
-from prism.compaction.observational_memory import (
+from prism.errors import ConfigError
+from prism.memory import (
     build_observational_memory_projection,
     create_observational_memory_compaction_strategy,
     create_observational_memory_runtime,
 )
-from prism.errors import ConfigError
 from prism.providers import create_mock_provider, provider_done, provider_text_delta
 
 pytestmark = pytest.mark.anyio

@@ -18,7 +18,9 @@ from prism.compaction.observational_memory.ids import create_memory_id
 from prism.compaction.observational_memory.records import Observation, Reflection
 from prism.contracts import ModelConfig
 from prism.errors import ConfigError
+from prism.runtime import create_agent
 from prism.security.redaction import SecretRedactor
+from prism.stores.memory import MemorySessionStore
 from prism.tools.definition import ToolContext, ToolDefinition, define_tool
 
 # Longest piece of one entry a worker prompt shows (tool results can be huge).
@@ -295,9 +297,6 @@ async def run_worker(
     when the worker wanted more turns, ``ProviderError``, ...)."""
     if len(redactor):
         provider = RedactingProvider(provider, redactor)
-    from prism.runtime import create_agent
-    from prism.stores.memory import MemorySessionStore
-
     agent = create_agent(
         model=model,
         provider=provider,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prism.branching import branch_entries, list_leaves
-from prism.compaction.observational_memory import (
+from prism.memory import (
     build_observational_memory_projection,
     create_memory_id,
     fold_observational_memory_ledger,

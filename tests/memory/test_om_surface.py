@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from prism import create_agent
-from prism.compaction.observational_memory import (
+from prism.errors import CommandError, ConfigError
+from prism.extensions import create_extension_kernel, execute_command
+from prism.memory import (
     VIEW_USAGE,
     InvalidMemoryIdError,
     create_memory_status_command,
@@ -19,8 +21,6 @@ from prism.compaction.observational_memory import (
     create_observational_memory_extension,
     create_recall_memory_tool,
 )
-from prism.errors import CommandError, ConfigError
-from prism.extensions import create_extension_kernel, execute_command
 from prism.providers import (
     create_mock_provider,
     provider_done,

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from prism.compaction.observational_memory._entries import (
+from prism.compaction.observational_memory._redaction import as_redactor
+from prism.compaction.observational_memory.ids import require_memory_id
+from prism.errors import ConfigError
+from prism.memory._entries import (
     GetEntries,
     check_get_entries,
     load_entries,
 )
-from prism.compaction.observational_memory._redaction import as_redactor
-from prism.compaction.observational_memory.ids import require_memory_id
-from prism.compaction.observational_memory.recall import recall_observational_memory
-from prism.errors import ConfigError
+from prism.memory.recall import recall_observational_memory
 from prism.tools.definition import ToolContext, ToolDefinition, define_tool
 
 RECALL_TOOL_NAME = "recall"
