@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from tests.docker_engine import DockerEngineError, DockerEngineServer
 from tests.pg_server import PgServer, PgServerError
 
 
@@ -37,3 +38,22 @@ def pg_dsn(pg_server: PgServer) -> str:
     if not pg_server.running:
         pg_server.start()
     return pg_server.dsn(schema=pg_server.create_schema())
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> Iterator[DockerEngineServer]:
+    """One private dockerd for the whole session (tests/docker_engine.py).
+    A missing engine fails the test: never a skip."""
+    try:
+        engine = DockerEngineServer()
+    except DockerEngineError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        engine.start()
+    except DockerEngineError as exc:
+        engine.stop()
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        yield engine
+    finally:
+        engine.stop()
