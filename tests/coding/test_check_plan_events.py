@@ -242,3 +242,53 @@ async def test_coding_compaction_keeps_state_not_content(workspace: Path) -> Non
     assert "RAW-OUTPUT" not in summary and "SECRET-DIFF" not in summary
     assert result.entries[0]["summary"] == summary
     assert coding_state_lines([], None) == []
+
+
+async def test_repeated_compaction_keeps_one_state_section() -> None:
+    entries: list[Any] = [
+        {
+            "id": "e0",
+            "parentId": None,
+            "kind": "message",
+            "timestamp": "t",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_call",
+                        "id": "c1",
+                        "name": "write",
+                        "arguments": {"path": "a.py", "content": "x"},
+                    }
+                ],
+            },
+        },
+        {
+            "id": "e1",
+            "parentId": "e0",
+            "kind": "compaction",
+            "timestamp": "t",
+            "summary": "earlier\n\nCoding state:\n- paths: old.py (wrote)",
+            "data": {
+                "throughEntryId": "e0",
+                "keepEntryIds": [],
+                "strategy": "coding",
+                "trigger": "manual",
+            },
+        },
+    ] + [
+        {
+            "id": f"m{i}",
+            "parentId": "e1" if i == 0 else f"m{i - 1}",
+            "kind": "message",
+            "timestamp": "t",
+            "message": {"role": "user", "content": [{"type": "text", "text": f"u{i}"}]},
+        }
+        for i in range(4)
+    ]
+    strategy = create_coding_compaction_strategy(keep_recent_entries=1)
+    result = await strategy.compact(
+        CompactionContext(session_id="s", entries=entries, new_entry_id=lambda: "n")
+    )  # type: ignore[arg-type]
+    assert result.summary.count("Coding state:") == 1
+    assert "old.py" not in result.summary and "a.py (wrote)" in result.summary

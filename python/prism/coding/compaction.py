@@ -84,6 +84,22 @@ def coding_state_lines(
     return lines if len(lines) > 1 else []
 
 
+def _without_old_section(summary: str) -> str:
+    """The summary without an earlier "Coding state" block: the new one is
+    rebuilt from the whole branch, so carrying the old one would repeat it."""
+    kept: list[str] = []
+    skipping = False
+    for line in summary.split("\n"):
+        if line == "Coding state:":
+            skipping = True
+            continue
+        if skipping and line.startswith("- "):
+            continue
+        skipping = False
+        kept.append(line)
+    return "\n".join(kept).strip("\n")
+
+
 class CodingCompactionStrategy:
     """Built by :func:`create_coding_compaction_strategy`."""
 
@@ -109,7 +125,8 @@ class CodingCompactionStrategy:
             return result
         redactor = create_redactor([*self.base.secrets, *context.secrets])
         section = redactor.redact_text("\n".join(extra))
-        summary = result.summary + ("\n\n" if result.summary else "") + section
+        base = _without_old_section(result.summary)
+        summary = base + ("\n\n" if base else "") + section
         entries: list[dict[str, Any]] = [dict(e) for e in result.entries]
         for entry in entries:
             if entry.get("kind") == "compaction":
