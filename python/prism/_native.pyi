@@ -2,7 +2,7 @@
 
 import os
 from collections.abc import Iterable
-from typing import Any, Final, Self, TypeVar, final
+from typing import Any, Final, Self, TypedDict, TypeVar, final
 
 _T = TypeVar("_T")
 
@@ -67,3 +67,44 @@ def attention_plan(
 ) -> dict[str, Any]: ...
 def attention_json_size(value: Any) -> tuple[int, int]: ...
 def attention_message_tokens(message: Any) -> int: ...
+
+# --- coding tools: search and listing (prism_core::search) ----------------------
+
+class _SearchHit(TypedDict):
+    path: str
+    matches: int
+    lines: list[tuple[int, str, bool]]
+
+class _SearchResult(TypedDict):
+    files: list[_SearchHit]
+    files_searched: int
+    total_matches: int
+    truncated: bool
+
+class _ListResult(TypedDict):
+    files: list[tuple[str, float, int]]
+    total: int
+    truncated: bool
+
+def search_files(
+    root: str | os.PathLike[str],
+    pattern: str,
+    *,
+    literal: bool = False,
+    ignore_case: bool = False,
+    globs: list[str] = ...,
+    context: int = 0,
+    max_per_file: int = 50,
+    max_total: int = 500,
+    max_filesize: int = 10485760,
+    hidden: bool = False,
+    threads: int = 0,
+) -> _SearchResult: ...
+def list_files(
+    root: str | os.PathLike[str],
+    globs: list[str] = ...,
+    *,
+    hidden: bool = False,
+    max: int = 1000,
+    threads: int = 0,
+) -> _ListResult: ...

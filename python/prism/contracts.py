@@ -279,6 +279,10 @@ AgentEventType = Literal[
     "checkpoint_warning",
     "error",
     "run_finished",
+    "file_changed",
+    "command_started",
+    "command_finished",
+    "plan_changed",
 ]
 
 
@@ -407,6 +411,54 @@ class RunFinishedEvent(_AgentEventBase):
     stopReason: NotRequired[str]
 
 
+# --- coding lifecycle events (prism.coding; docs/coding.md) -------------------
+# Emitted by the coding tools through their ``on_event`` callback. They say
+# what happened, never file content or raw output.
+
+
+class FileChangedEvent(_AgentEventBase):
+    type: Literal["file_changed"]
+    path: str
+    """Relative to the workspace root."""
+    kind: Literal["created", "modified", "deleted"]
+    bytes: NotRequired[int]
+    digest: NotRequired[str]
+    """``sha256:<hex>`` of the new content."""
+    toolCallId: NotRequired[str]
+
+
+class CommandStartedEvent(_AgentEventBase):
+    type: Literal["command_started"]
+    argv: list[str]
+    """Redacted with the configured secrets."""
+    cwd: str
+    toolCallId: NotRequired[str]
+
+
+class CommandFinishedEvent(_AgentEventBase):
+    type: Literal["command_finished"]
+    argv: list[str]
+    exitCode: int | None
+    """``None`` when the command was killed (timeout, output flood)."""
+    timedOut: bool
+    durationMs: float
+    toolCallId: NotRequired[str]
+
+
+class PlanTodo(TypedDict):
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class PlanChangedEvent(_AgentEventBase):
+    type: Literal["plan_changed"]
+    todos: list[PlanTodo]
+    counts: dict[str, int]
+    path: NotRequired[str]
+    digest: NotRequired[str]
+    toolCallId: NotRequired[str]
+
+
 AgentEvent: TypeAlias = (
     RunStartedEvent
     | MessageStartedEvent
@@ -423,5 +475,9 @@ AgentEvent: TypeAlias = (
     | CheckpointWarningEvent
     | RunErrorEvent
     | RunFinishedEvent
+    | FileChangedEvent
+    | CommandStartedEvent
+    | CommandFinishedEvent
+    | PlanChangedEvent
 )
 """One agent event; narrow on ``event["type"]`` (docs/events.md)."""

@@ -12,4 +12,5 @@ pub mod digest;
 pub mod json_len;
 pub mod jsonl;
 pub mod redact;
+pub mod search;
 pub mod tokens;

@@ -12,6 +12,7 @@ pub mod attention;
 mod hash;
 mod jsonl;
 pub mod redactor;
+mod search;
 pub mod tokens;
 pub mod walk;
 
@@ -24,5 +25,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<redactor::Redactor>()?;
     jsonl::register(m)?;
     attention::register(m)?;
+    search::register(m)?;
     Ok(())
 }

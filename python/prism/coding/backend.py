@@ -1,0 +1,241 @@
+"""The workspace backend: every file and process operation the coding tools make.
+
+The tools never call ``open``/``os``/``subprocess`` themselves; they go
+through a ``WorkspaceBackend``, so a sandbox (a container, a bubblewrap
+jail) can stand in for the local machine without changing a tool. Paths
+given to a backend are absolute and already checked against the roots by
+the tool and its execution policy.
+
+``LocalBackend`` is the implementation on this machine:
+
+- reads open the final component with ``O_NOFOLLOW`` (a symlink swapped in
+  after the roots check is refused, not followed);
+- ``write_atomic`` writes a temp file in the same directory, fsyncs it,
+  gives it the old file's mode and renames it over the target (a crash
+  leaves the old file or the new one, never half of either);
+- ``exec_file`` runs argv without a shell, stdin closed, no controlling
+  terminal, in a new session (its own process group), with exactly the env
+  it is given; on timeout, on cancellation and after the leader exits, the
+  whole group is killed so nothing it started outlives the call. Output is
+  kept as head and tail within ``output_cap`` bytes; past ``kill_after_bytes``
+  the group is killed (a command printing gigabytes ends early).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import anyio
+import anyio.abc
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    size: int
+    mtime_ns: int
+    mode: int
+    inode: int
+    is_file: bool
+    is_dir: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ExecResult:
+    """A finished command. ``output`` is stdout and stderr interleaved as they
+    arrived, cut to head + tail when over the cap (``omitted_bytes`` says how
+    much was dropped from the middle)."""
+
+    exit_code: int | None
+    output: str
+    output_bytes: int
+    omitted_bytes: int
+    timed_out: bool
+    killed_for_output: bool
+    duration_ms: float
+
+
+@runtime_checkable
+class WorkspaceBackend(Protocol):
+    """What a workspace must offer (local disk, a sandbox, a remote machine)."""
+
+    def read_bytes(self, path: str, max_bytes: int) -> bytes: ...
+
+    def stat(self, path: str) -> FileStat | None: ...
+
+    def write_atomic(self, path: str, data: bytes, mode: int | None) -> None: ...
+
+    def make_dirs(self, path: str) -> None: ...
+
+    def remove(self, path: str) -> None: ...
+
+    async def exec_file(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str],
+        timeout: float,
+        output_cap: int,
+        kill_after_bytes: int,
+        stdin: bytes | None = None,
+    ) -> ExecResult: ...
+
+
+class _HeadTail:
+    """Keeps the first and last ``cap // 2`` bytes of a stream."""
+
+    __slots__ = ("cap", "head", "tail", "total")
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        half = self.cap // 2
+        room = half - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > half:
+                del self.tail[: len(self.tail) - half]
+
+    def text(self) -> tuple[str, int]:
+        kept = len(self.head) + len(self.tail)
+        omitted = self.total - kept
+        head = self.head.decode("utf-8", "replace")
+        if omitted <= 0:
+            return head + self.tail.decode("utf-8", "replace"), 0
+        marker = f"\n[... {omitted} bytes of output omitted ...]\n"
+        return head + marker + self.tail.decode("utf-8", "replace"), omitted
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+class LocalBackend:
+    """The local machine (see the module docstring)."""
+
+    def read_bytes(self, path: str, max_bytes: int) -> bytes:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as handle:
+            return handle.read(max_bytes)
+
+    def stat(self, path: str) -> FileStat | None:
+        try:
+            info = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            return None
+        return FileStat(
+            size=info.st_size,
+            mtime_ns=info.st_mtime_ns,
+            mode=stat.S_IMODE(info.st_mode),
+            inode=info.st_ino,
+            is_file=stat.S_ISREG(info.st_mode),
+            is_dir=stat.S_ISDIR(info.st_mode),
+        )
+
+    def write_atomic(self, path: str, data: bytes, mode: int | None) -> None:
+        directory, name = os.path.split(path)
+        fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".prism-tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(temp, mode if mode is not None else 0o644)
+            os.replace(temp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def make_dirs(self, path: str) -> None:
+        os.makedirs(path, exist_ok=True)
+
+    def remove(self, path: str) -> None:
+        os.unlink(path)
+
+    async def exec_file(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str,
+        env: Mapping[str, str],
+        timeout: float,
+        output_cap: int,
+        kill_after_bytes: int,
+        stdin: bytes | None = None,
+    ) -> ExecResult:
+        started = time.perf_counter()
+        buffer = _HeadTail(output_cap)
+        flooded = False
+        timed_out = False
+        process = await anyio.open_process(
+            list(argv),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+        )
+
+        async def pump() -> None:
+            nonlocal flooded
+            assert process.stdout is not None
+            async for chunk in process.stdout:
+                buffer.add(chunk)
+                if buffer.total > kill_after_bytes:
+                    flooded = True
+                    _kill_group(process.pid)
+                    return
+
+        try:
+            with anyio.move_on_after(timeout) as scope:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(pump)
+                    if stdin is not None and process.stdin is not None:
+                        await process.stdin.send(stdin)
+                        await process.stdin.aclose()
+                    await process.wait()
+                    # A background child still holding the pipe would keep
+                    # the reader waiting; the group goes with its leader.
+                    _kill_group(process.pid)
+            timed_out = scope.cancelled_caught
+        finally:
+            # Timed out or cancelled: nothing it started survives.
+            _kill_group(process.pid)
+            with anyio.CancelScope(shield=True):
+                await process.wait()
+                await process.aclose()
+        text, omitted = buffer.text()
+        return ExecResult(
+            exit_code=None if (timed_out or flooded) else process.returncode,
+            output=text,
+            output_bytes=buffer.total,
+            omitted_bytes=omitted,
+            timed_out=timed_out,
+            killed_for_output=flooded,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
