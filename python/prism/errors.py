@@ -347,3 +347,12 @@ def error_info(
             text = f"{type(error).__name__}: {text}" if text else type(error).__name__
         info = {"message": text or type(error).__name__, "code": code}
     return redact_error_info(info, redactor)
+
+
+class CheckpointDamagedError(StoreError):
+    """A durable run's evidence of what already ran (its newest checkpoint's
+    tool-call lists, or a stored entry of the session quarantined as
+    unreadable) cannot be read, so ``session.resume()`` refuses rather than
+    guess and run a non-idempotent tool twice. Names the session and entry."""
+
+    code = "checkpoint_damaged"

@@ -29,7 +29,7 @@ from durable_scenario import SESSION, comparable, executions, make_agent
 import prism
 from prism.assembly.groups import tool_result_message
 from prism.attention import restore_attention_frontier
-from prism.runtime.loop import interrupted_result
+from prism.runtime.durable_steps import interrupted_result
 from prism.stores.jsonl import JsonlSessionStore
 from prism.stores.sqlite import SqliteSessionStore
 

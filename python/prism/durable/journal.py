@@ -40,7 +40,7 @@ from prism.security.redaction import SecretRedactor, redact_keeping_ids
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from prism.runtime.context import AppendBatch, RunContext, RunJournal
+    from prism.runtime.context import AppendBatch, Run, RunJournal
     from prism.runtime.options import RunOptions
     from prism.runtime.session import AgentSession
 
@@ -65,7 +65,7 @@ class ReplayJournal:
         self._position = 0
         self._stored: dict[str, SessionEntry] = {}
         self._started: set[str] = set()
-        self._run: RunContext | None = None
+        self._run: Run | None = None
         self.replayed_entries = 0
         """Entries this execution found already stored instead of appending."""
 
@@ -85,16 +85,16 @@ class ReplayJournal:
         self._position += 1
         return self.entry_id_at(self._position)
 
-    async def begin(self, run: RunContext, entries: Sequence[SessionEntry]) -> None:
+    async def begin(self, run: Run, entries: Sequence[SessionEntry]) -> None:
         self._run = run
         self._stored = {e["id"]: e for e in entries if isinstance(e.get("id"), str)}
         first = self._stored.get(self.entry_id_at(1))
         if first is None:
             return  # a first execution: nothing of this run is stored yet
         parent = first.get("parentId")
-        run.branch.reset(entries if parent is not None else (), parent)
+        run.port.branch.reset(entries if parent is not None else (), parent)
         # The frontier is rebuilt from the branch as the first execution's was.
-        run.frontier = None
+        run.port.frontier = None
 
     async def append(self, entries: list[SessionEntry], write: AppendBatch) -> list[SessionEntry]:
         stored = self._stored
@@ -117,12 +117,13 @@ class ReplayJournal:
         self._refuse_stored(rest)
         run = self._run
         assert run is not None, "begin() runs before the run's first append"
-        if found[0].get("parentId") != run.branch.leaf_id:
+        branch = run.port.branch
+        if found[0].get("parentId") != branch.leaf_id:
             raise ReplayDivergedError(
                 f"replaying run {self._run_id!r}: stored entry {found[0]['id']!r} is not"
                 " on the branch the run is replaying"
             )
-        run.branch.extend(found)
+        branch.extend(found)
         self.replayed_entries += len(found)
         for copy in found:
             if is_checkpoint_entry(copy):
@@ -189,7 +190,7 @@ class ReplayJournal:
 
     def _redactor(self) -> SecretRedactor | None:
         """The agent's redactor, or None when it knows no secrets."""
-        redactor = self._run.config.redactor if self._run is not None else None
+        redactor = self._run.settings.config.redactor if self._run is not None else None
         return redactor if redactor is not None and len(redactor) else None
 
     async def record(

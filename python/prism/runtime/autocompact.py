@@ -1,6 +1,7 @@
 """Compaction inside the runtime: manual ``session.compact()`` and the
-once-per-run auto-compaction check, both through a ``RunContext``. Strategies and triggers live in ``prism.compaction``;
-this module owns the events, the ``compaction`` middleware call and the append.
+once-per-run auto-compaction check, both through a run's settings, port and
+step runner. Strategies and triggers live in ``prism.compaction``; this
+module owns the events, the ``compaction`` middleware call and the append.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from prism.compaction import (
 from prism.contracts import CompactionTrigger, SessionEntry
 from prism.errors import ConfigError
 from prism.runtime.config import AgentConfig
-from prism.runtime.context import RunContext
+from prism.runtime.context import RunPort, RunSettings
+from prism.runtime.steps import Steps
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(CompactionOptions))
 
@@ -37,11 +39,11 @@ def merged_options(config: AgentConfig, overrides: Mapping[str, Any]) -> Compact
     return dataclasses.replace(base, **overrides)
 
 
-def _secrets(run: RunContext, options: CompactionOptions) -> tuple[str, ...]:
-    return (*options.secrets, *run.config.secrets)
+def _secrets(config: AgentConfig, options: CompactionOptions) -> tuple[str, ...]:
+    return (*options.secrets, *config.secrets)
 
 
-def _strategy(run: RunContext, options: CompactionOptions) -> CompactionStrategy:
+def _strategy(config: AgentConfig, options: CompactionOptions) -> CompactionStrategy:
     if options.strategy is not None:
         return options.strategy
     kwargs: dict[str, Any] = {}
@@ -49,10 +51,10 @@ def _strategy(run: RunContext, options: CompactionOptions) -> CompactionStrategy
         kwargs["keep_recent_entries"] = options.keep_recent_entries
     if options.max_summary_chars is not None:
         kwargs["max_summary_chars"] = options.max_summary_chars
-    return create_default_compaction_strategy(secrets=_secrets(run, options), **kwargs)
+    return create_default_compaction_strategy(secrets=_secrets(config, options), **kwargs)
 
 
-def _compaction_entry(run: RunContext, result: Any, trigger: CompactionTrigger) -> SessionEntry:
+def _compaction_entry(port: RunPort, result: Any, trigger: CompactionTrigger) -> SessionEntry:
     """The one entry to append: the strategy's compaction entry, re-homed under
     the current leaf (the runtime owns ids, session ids and parent links)."""
     produced = [
@@ -62,7 +64,7 @@ def _compaction_entry(run: RunContext, result: Any, trigger: CompactionTrigger) 
         raise ConfigError("a compaction strategy must produce at most one compaction entry")
     entry: dict[str, Any] = dict(produced[0]) if produced else {}
     data: dict[str, Any] = dict(entry.get("data") or {})
-    data.setdefault("throughEntryId", run.branch.leaf_id)
+    data.setdefault("throughEntryId", port.branch.leaf_id)
     data.setdefault("keepEntryIds", [])
     data.setdefault("strategy", "custom")
     data.setdefault("trigger", trigger)
@@ -71,8 +73,8 @@ def _compaction_entry(run: RunContext, result: Any, trigger: CompactionTrigger) 
         raise ConfigError("a compaction result needs a string summary")
     entry.update(
         {
-            "id": entry.get("id") or run.new_entry_id(),
-            "sessionId": run.session_id,
+            "id": entry.get("id") or port.new_entry_id(),
+            "sessionId": port.session_id,
             "parentId": None,  # chained under the leaf at append time
             "kind": "compaction",
             "summary": summary,
@@ -83,52 +85,49 @@ def _compaction_entry(run: RunContext, result: Any, trigger: CompactionTrigger) 
 
 
 async def compact_branch(
-    run: RunContext, options: CompactionOptions, *, trigger: CompactionTrigger
+    settings: RunSettings,
+    port: RunPort,
+    steps: Steps,
+    options: CompactionOptions,
+    *,
+    trigger: CompactionTrigger,
 ) -> SessionEntry:
     """Run the strategy on the current branch and append one compaction entry."""
-    if not any(entry["kind"] == "message" for entry in run.branch.entries):
+    branch = port.branch
+    if not any(entry["kind"] == "message" for entry in branch.entries):
         # Nothing to summarize: the entry would be an empty summary (issue 11).
         raise ConfigError("nothing to compact: the session's branch has no messages")
-    run.emit({"type": "compaction_started", "trigger": trigger})
+    port.emit({"type": "compaction_started", "trigger": trigger})
+    config = settings.config
     context = CompactionContext(
-        session_id=run.session_id,
-        entries=list(run.branch.entries),
+        session_id=port.session_id,
+        entries=list(branch.entries),
         trigger=trigger,
         keep_recent_entries=options.keep_recent_entries,
         max_summary_chars=options.max_summary_chars,
-        secrets=_secrets(run, options),
+        secrets=_secrets(config, options),
         metadata=dict(options.metadata),
-        leaf_id=run.branch.leaf_id,
-        new_entry_id=run.new_entry_id,
+        leaf_id=branch.leaf_id,
+        new_entry_id=port.new_entry_id,
         # A strategy that calls a model retries the way the run would.
-        retry=run.retry,
-        sleep=run.config.sleep,
+        retry=settings.retry,
+        sleep=config.sleep,
     )
 
     async def summarize() -> CompactionResult:
-        result: CompactionResult = await _strategy(run, options).compact(context)
-        middleware = run.config.middleware
+        result: CompactionResult = await _strategy(config, options).compact(context)
+        middleware = config.middleware
         if middleware is not None and middleware.has("compaction"):
             updated = await middleware.run("compaction", {"context": context, "result": result})
             if isinstance(updated, Mapping) and updated.get("result") is not None:
                 result = updated["result"]
         return result
 
-    if run.journal is None:
-        result = await summarize()
-    else:
-        # One recorded step: a replay does not ask a summarizing model again.
-        async def recorded() -> dict[str, Any]:
-            produced = await summarize()
-            return {
-                "summary": getattr(produced, "summary", None),
-                "entries": list(getattr(produced, "entries", None) or ()),
-            }
-
-        result = CompactionResult(**await run.journal.step("prism.compaction", recorded))
-    entry = _compaction_entry(run, result, trigger)
-    (stored,) = await run.append([entry])
-    run.emit(
+    # One recorded step: a replay does not ask a summarizing model again.
+    result = await steps.recorded("prism.compaction", summarize, _to_record, _from_record)
+    entry = _compaction_entry(port, result, trigger)
+    (stored,) = await steps.append([entry])
+    port.emit(
         {
             "type": "compaction_finished",
             "trigger": trigger,
@@ -139,38 +138,52 @@ async def compact_branch(
     return stored
 
 
-def _compiled_estimate(run: RunContext) -> Any:
+def _to_record(produced: CompactionResult) -> dict[str, Any]:
+    return {
+        "summary": getattr(produced, "summary", None),
+        "entries": list(getattr(produced, "entries", None) or ()),
+    }
+
+
+def _from_record(record: Any) -> CompactionResult:
+    return CompactionResult(**record)
+
+
+def _compiled_estimate(settings: RunSettings, port: RunPort) -> Any:
     """With the attention compiler on, an ``input_ratio`` trigger measures
     how full the gate is (``estimate_compiled_tokens``: its floor plus room
     for one more recent-sized result, in its trigger's frame), so compaction
     takes over where the compiler cannot keep up, not as soon as the raw
     history is long. None keeps the raw estimate."""
-    compiler = run.attention
+    compiler = settings.attention
     if compiler is None:
         return None
     from prism.attention import estimate_compiled_tokens
 
-    messages = run.branch.messages
-    return lambda: estimate_compiled_tokens(compiler, messages, frontier=run.frontier)
+    messages = port.branch.messages
+    return lambda: estimate_compiled_tokens(compiler, messages, frontier=port.frontier)
 
 
-async def maybe_auto_compact(run: RunContext) -> SessionEntry | None:
+async def maybe_auto_compact(
+    settings: RunSettings, port: RunPort, steps: Steps
+) -> SessionEntry | None:
     """Asked once per run, after the input is appended and before assembly
     (and by ``session.auto_compact()``); returns the compaction entry when
     the trigger fired."""
-    options = run.compaction
-    if options is None or run.branch.last_kind == "compaction":
+    options = settings.compaction
+    branch = port.branch
+    if options is None or branch.last_kind == "compaction":
         return None
     ctx = ShouldCompactContext(
-        session_id=run.session_id,
-        entries=run.branch.entries,
-        messages=run.branch.messages,
+        session_id=port.session_id,
+        entries=branch.entries,
+        messages=branch.messages,
         # The run's model, not the session's: a per-run override moves the cap.
-        model=run.current_model,
+        model=settings.model_on(branch),
         metadata=options.metadata,
-        attention=run.config.attention_compiler,
-        estimate_input_tokens=_compiled_estimate(run),
+        attention=settings.config.attention_compiler,
+        estimate_input_tokens=_compiled_estimate(settings, port),
     )
     if await resolve_should_compact(options, ctx):
-        return await compact_branch(run, options, trigger="auto")
+        return await compact_branch(settings, port, steps, options, trigger="auto")
     return None

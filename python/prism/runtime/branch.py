@@ -12,9 +12,19 @@ from collections.abc import Sequence
 from prism.branching import rebuild_session_context
 from prism.contracts import Message, ModelConfig, SessionEntry
 
+_CHECKPOINT = "prism.checkpoint"  # prism.runtime.durable.CHECKPOINT_CUSTOM_TYPE
+
 
 class BranchCache:
-    __slots__ = ("entries", "leaf_id", "message_entry_ids", "messages", "model", "summaries")
+    __slots__ = (
+        "entries",
+        "last_checkpoint",
+        "leaf_id",
+        "message_entry_ids",
+        "messages",
+        "model",
+        "summaries",
+    )
 
     def __init__(
         self, all_entries: Sequence[SessionEntry] = (), leaf_id: str | None = None
@@ -29,6 +39,13 @@ class BranchCache:
         self.summaries: list[str] = context.summaries
         self.model: ModelConfig | None = context.model
         self.leaf_id: str | None = context.leaf_id
+        # The newest durable-run checkpoint on the branch: a new run checks
+        # in O(1) whether an unfinished durable run must be closed first.
+        self.last_checkpoint: SessionEntry | None = None
+        for entry in reversed(self.entries):
+            if entry["kind"] == "custom" and entry.get("customType") == _CHECKPOINT:
+                self.last_checkpoint = entry
+                break
 
     def extend(self, new_entries: Sequence[SessionEntry]) -> None:
         """Record entries just appended as a chain under the current leaf."""
@@ -44,10 +61,21 @@ class BranchCache:
                 self.model = entry["model"]
             elif entry["kind"] == "compaction":
                 rebuild = True
+            elif entry["kind"] == "custom" and entry.get("customType") == _CHECKPOINT:
+                self.last_checkpoint = entry
             self.leaf_id = entry["id"]
         if rebuild:
             # The branch itself is a valid entry list: each parent precedes its child.
             self.reset(self.entries, self.leaf_id)
+
+    @property
+    def has_unfinished_run(self) -> bool:
+        """Whether the newest checkpoint on the branch is not an ``end``."""
+        checkpoint = self.last_checkpoint
+        if checkpoint is None:
+            return False
+        data = checkpoint.get("data")
+        return not isinstance(data, dict) or data.get("phase") != "end"
 
     @property
     def last_kind(self) -> str | None:

@@ -1,11 +1,13 @@
-"""What one run may read and do: the narrow context the loop works through.
+"""What one run is: frozen settings, mutable progress, and a narrow port.
 
 The session claims a run (``RunClaim``: cancel scope and input inbox exist
-from that instant), resolves its options and hands the loop, turn assembly
-and auto-compaction a ``RunContext``. None of them import or reach into
-``AgentSession``: everything a run needs from its session (append a batch,
-take queued input, emit, new ids, the attention frontier, checkpoints) is a
-method here.
+from that instant), resolves its options into ``RunSettings`` and hands the
+loop a ``Run``: those settings, a fresh ``RunProgress`` (what the loop has
+done so far), the ``RunPort`` to its session (append a batch, emit, new
+ids, queued input, the attention frontier) and the ``Steps`` runner that
+executes the loop's steps (plain, durable or under a replaying engine; see
+``prism.runtime.steps``). None of them import or reach into
+``AgentSession``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from prism.contracts import (
     Message,
     ModelConfig,
     SessionEntry,
-    ToolCall,
     ToolDeclaration,
 )
 
@@ -31,9 +32,19 @@ if TYPE_CHECKING:
     from prism.retry import RetryOptions
     from prism.runtime.branch import BranchCache
     from prism.runtime.config import AgentConfig
+    from prism.runtime.steps import Steps
     from prism.runtime.structured import OutputSpec
 
-__all__ = ["AttentionState", "RunClaim", "RunContext", "RunInbox", "RunJournal"]
+__all__ = [
+    "AttentionState",
+    "Run",
+    "RunClaim",
+    "RunInbox",
+    "RunJournal",
+    "RunPort",
+    "RunProgress",
+    "RunSettings",
+]
 
 T = TypeVar("T")
 
@@ -139,7 +150,7 @@ class RunJournal(Protocol):
         """The next entry id: a pure function of the run and the position."""
         ...
 
-    async def begin(self, run: RunContext, entries: Sequence[SessionEntry]) -> None:
+    async def begin(self, run: Run, entries: Sequence[SessionEntry]) -> None:
         """Called once the session is loaded (``entries``: all of them), before
         the run's first append: a replay puts the run back where it began."""
         ...
@@ -164,17 +175,13 @@ class RunJournal(Protocol):
         ...
 
 
-@dataclass(slots=True, kw_only=True)
-class RunContext:
-    """One run (or one manual compaction, ``run_id=None``): its resolved
-    options, its progress, and the capabilities its session grants it."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSettings:
+    """What was resolved for this run when it was claimed; never changes
+    while it runs (a resume resolves its own, from the checkpoint)."""
 
-    session_id: str
-    run_id: str | None
     config: AgentConfig
-    branch: BranchCache
-    # Resolved options (once, when the run is claimed).
-    model: ModelConfig | None = None
+    model: ModelConfig | None = None  # the run's override, else the branch's
     system: tuple[str, ...] = ()
     retry: RetryOptions | None = None
     compaction: CompactionOptions | None = None
@@ -183,34 +190,57 @@ class RunContext:
     tool_declarations: list[ToolDeclaration] = field(default_factory=list)
     attention: Any = None
     output: OutputSpec | None = None
-    # Progress of the loop.
+    durable: bool = False
+    persist_state: bool = False
+
+    def model_on(self, branch: BranchCache) -> ModelConfig:
+        """The run's model: its override, else the branch's latest
+        ``model_change``, else the agent's model."""
+        if self.model is not None:
+            return self.model
+        return branch.model or self.config.model
+
+
+@dataclass(slots=True)
+class RunProgress:
+    """What the loop has done so far. The durable layer writes the counters
+    and the accepted output into its checkpoints, so a resumed run goes on
+    with them (docs/durable.md)."""
+
     turn: int = 0
-    started: bool = False
+    started: bool = False  # run_started was emitted
     messages: list[Message] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=dict)
-    tool_rounds: int = 0
-    total_tool_rounds: int = 0
+    tool_rounds: int = 0  # since the last follow-up: what max_tool_rounds bounds
+    total_tool_rounds: int = 0  # the whole run: RunResult.tool_rounds
     final: Message | None = None
     stop_reason: str | None = None
     output_value: Any = None
     output_accepted: bool = False
-    # Durable runs (docs/durable.md): checkpoints at each step boundary.
-    durable: bool = False
-    persist_state: bool = False
-    step: int = 0
-    # Tool calls recorded in the store without a result yet, and which of
-    # them have started: what a checkpoint says a resume must settle.
-    pending_calls: list[ToolCall] = field(default_factory=list)
-    started_calls: set[str] = field(default_factory=set)
-    ended: bool = False  # the newest checkpoint written is the run's "end"
-    # A replaying engine's hold on the run (prism.durable), else None.
-    journal: RunJournal | None = None
-    # Capabilities.
+
+
+@dataclass(slots=True, kw_only=True)
+class RunPort:
+    """The run's narrow hold on its session: append, emit, ids, queued
+    input and the attention frontier. Nothing else of the session is
+    reachable from the loop."""
+
+    session_id: str
+    claim: RunClaim
+    branch: BranchCache
+    attention_state: AttentionState
     emit_event: Emit
     append_batch: AppendBatch
     new_id: Callable[[], str]
-    inbox: RunInbox
-    attention_state: AttentionState
+
+    @property
+    def run_id(self) -> str | None:
+        # Read at use: a resumed run takes over its checkpoint's id.
+        return self.claim.run_id
+
+    @property
+    def inbox(self) -> RunInbox:
+        return self.claim.inbox
 
     def emit(self, event: AgentEvent) -> AgentEvent:
         """Emit a run event (``sessionId``/``runId`` are added)."""
@@ -224,23 +254,6 @@ class RunContext:
         stored (redacted when secrets are set) copies."""
         return await self.append_batch(entries)
 
-    def take_steering(self) -> list[Message]:
-        return self.inbox.take_steering()
-
-    def take_follow_up(self) -> Message | None:
-        return self.inbox.take_follow_up()
-
-    def close_inbox(self) -> None:
-        self.inbox.close()
-
-    @property
-    def current_model(self) -> ModelConfig:
-        """The run's model: its override, else the branch's latest
-        ``model_change``, else the agent's model."""
-        if self.model is not None:
-            return self.model
-        return self.branch.model or self.config.model
-
     @property
     def frontier(self) -> Any:
         return self.attention_state.frontier
@@ -249,61 +262,17 @@ class RunContext:
     def frontier(self, value: Any) -> None:
         self.attention_state.frontier = value
 
-    def checkpoint_entries(
-        self, phase: str, status: str | None = None, start_entry_id: str | None = None
-    ) -> list[SessionEntry]:
-        """The checkpoint to fold into the batch this step appends anyway:
-        one ``prism.checkpoint`` custom entry for a durable run, else
-        nothing. Put it after the step's entries (format: docs/durable.md)."""
-        if not self.durable:
-            return []
-        self.step += 1
-        self.ended = phase == "end"
-        # Empty lists are left out: a checkpoint per step stays a few dozen bytes.
-        data: dict[str, Any] = {
-            "version": 1,
-            "runId": self.run_id,
-            "step": self.step,
-            "phase": phase,
-        }
-        if self.pending_calls:
-            data["pendingToolCalls"] = [dict(call) for call in self.pending_calls]
-        if self.started_calls:
-            data["startedToolCallIds"] = sorted(self.started_calls)
-        if self.inbox.has_queued():
-            steering, follow_ups = self.inbox.queued()
-            if steering:
-                data["steering"] = steering
-            if follow_ups:
-                data["followUps"] = follow_ups
-        if status is not None:
-            data["status"] = status
-        if start_entry_id is not None:
-            data["startEntryId"] = start_entry_id
-        if self.journal is not None:
-            data["engine"] = self.journal.engine
-        if self.persist_state:
-            state: dict[str, Any] = {}
-            frontier = self.attention_state.frontier
-            if frontier is not None:
-                state["attentionSticky"] = frontier.to_json()
-            if self.model is not None:
-                state["model"] = dict(self.model)
-            data["sessionState"] = state
-        entry: dict[str, Any] = {
-            "id": self.new_id(),
-            "sessionId": self.session_id,
-            "parentId": None,
-            "kind": "custom",
-            "customType": "prism.checkpoint",
-            "data": data,
-        }
-        return [entry]  # type: ignore[list-item]
 
-    async def checkpoint(self, phase: str, status: str | None = None) -> None:
-        """A step boundary with nothing else to append (``"tool_start"``,
-        ``"end"``): a checkpoint-only batch for a durable run, else a no-op.
-        Boundaries that append entries fold theirs in with
-        :meth:`checkpoint_entries` instead (one write per step)."""
-        if self.durable:
-            await self.append_batch(self.checkpoint_entries(phase, status))
+@dataclass(slots=True)
+class Run:
+    """One run (or one manual compaction, ``run_id=None``): the three parts
+    and the step runner that executes its steps."""
+
+    settings: RunSettings
+    progress: RunProgress
+    port: RunPort
+    steps: Steps
+
+    @property
+    def current_model(self) -> ModelConfig:
+        return self.settings.model_on(self.port.branch)

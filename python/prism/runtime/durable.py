@@ -11,6 +11,8 @@ as an ordinary ``custom`` session entry::
         "status": "completed" | "failed" | "aborted",   # "end" only
         "pendingToolCalls": [ToolCall, ...],  # recorded, no result yet
         "startedToolCallIds": ["call_..."],   # of those: already started
+        "toolRounds": 2,                # since the last follow-up (max_tool_rounds)
+        "totalToolRounds": 3,           # the whole run (RunResult.tool_rounds)
         "steering": [Message, ...],           # queued, not yet appended
         "followUps": [Message, ...],
         "sessionState": {"attentionSticky": {...}, "model": ModelConfig},
@@ -28,7 +30,9 @@ call had started, queued input, session state). ``sessionState`` is written only
 
 Reading is forgiving: every field of a checkpoint is checked on its own and
 a malformed one is dropped with a warning (the caller emits it as a
-``checkpoint_warning`` event); nothing here raises on stored data.
+``checkpoint_warning`` event); nothing here raises on stored data. The
+caller refuses to resume when a dropped field is evidence of which tool
+calls ran (``EVIDENCE_FIELDS``) and a pending call depends on it.
 """
 
 from __future__ import annotations
@@ -38,12 +42,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prism.contracts import Message, ModelConfig, SessionEntry, ToolCall
+from prism.runtime.structured import OUTPUT_TOOL_NAME
 
 __all__ = [
     "CHECKPOINT_CUSTOM_TYPE",
     "CHECKPOINT_VERSION",
+    "EVIDENCE_FIELDS",
     "Checkpoint",
     "ResumePoint",
+    "answered_output",
     "find_resume_point",
     "is_checkpoint_entry",
     "parse_checkpoint",
@@ -53,6 +60,8 @@ CHECKPOINT_CUSTOM_TYPE = "prism.checkpoint"
 CHECKPOINT_VERSION = 1
 PHASES = frozenset({"input", "turn", "tool_start", "tool", "end"})
 STATUSES = frozenset({"completed", "failed", "aborted"})
+# Fields whose loss leaves a resume unable to tell which tool calls ran.
+EVIDENCE_FIELDS = frozenset({"data", "pendingToolCalls", "startedToolCallIds"})
 
 Warn = Callable[[str, str], None]
 
@@ -70,6 +79,8 @@ class Checkpoint:
     started_tool_call_ids: set[str] = field(default_factory=set)
     steering: list[Message] = field(default_factory=list)
     follow_ups: list[Message] = field(default_factory=list)
+    tool_rounds: int = 0
+    total_tool_rounds: int = 0
     attention_sticky: Mapping[str, Any] | None = None
     model: ModelConfig | None = None
     engine: str | None = None
@@ -121,6 +132,14 @@ def _items(
     return kept
 
 
+def _count(data: Mapping[str, Any], name: str, warn: Warn) -> int:
+    value = data.get(name, 0)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    warn(name, "expected a non-negative int; counting from the branch")
+    return 0
+
+
 def parse_checkpoint(data: object, warn: Warn) -> Checkpoint:
     """Read a checkpoint's ``data`` field by field; never raises."""
     checkpoint = Checkpoint()
@@ -155,6 +174,8 @@ def parse_checkpoint(data: object, warn: Warn) -> Checkpoint:
         checkpoint.engine = engine
     elif engine is not None:
         warn("engine", "expected a non-empty string; dropped")
+    checkpoint.tool_rounds = _count(data, "toolRounds", warn)
+    checkpoint.total_tool_rounds = _count(data, "totalToolRounds", warn)
     checkpoint.pending_tool_calls = _items(data, "pendingToolCalls", _is_tool_call, warn)
     started = _items(data, "startedToolCallIds", lambda v: isinstance(v, str), warn)
     checkpoint.started_tool_call_ids = set(started)
@@ -190,7 +211,11 @@ class ResumePoint:
     ``"tools"`` (the last assistant message has calls without results, in
     ``pending``), ``"final"`` (the last message is an assistant answer with no
     calls: only the queues are left), or ``"request"`` (the next step is a
-    provider turn).
+    provider turn). ``assistant_message`` is the last assistant message for
+    ``"tools"`` and ``"final"``, and for ``"request"`` when its calls are all
+    answered; ``entry_id`` is the checkpoint's entry; ``dispatched`` tells
+    whether the checkpoint comes after the last assistant message (its tool
+    calls may have started; before it, none had).
     """
 
     checkpoint: Checkpoint
@@ -198,6 +223,8 @@ class ResumePoint:
     pending: list[ToolCall]
     assistant_message: Message | None
     run_messages: list[Message]
+    entry_id: str = ""
+    dispatched: bool = False
 
 
 def _tool_calls(message: Message) -> list[ToolCall]:
@@ -243,6 +270,29 @@ def _run_start(branch: Sequence[SessionEntry], index: int, run_id: str | None) -
     return index
 
 
+def answered_output(assistant: Message, messages: Sequence[Message]) -> Any:
+    """The arguments of ``assistant``'s structured-output call when
+    ``messages`` answer it without an error, else None."""
+    calls = [c for c in _tool_calls(assistant) if c["name"] == OUTPUT_TOOL_NAME]
+    for call in calls:
+        for message in messages:
+            if message.get("role") != "tool":
+                continue
+            for block in message["content"]:
+                if block.get("type") == "tool_result" and block.get("toolCallId") == call["id"]:
+                    if not block.get("isError"):
+                        return call["arguments"]
+    return None
+
+
+def _after_message(branch: Sequence[SessionEntry], index: int, message: Message) -> bool:
+    """Whether ``message``'s entry comes before ``branch[index]``."""
+    for position in range(index - 1, -1, -1):
+        if branch[position].get("message") is message:
+            return True
+    return False
+
+
 def find_resume_point(branch: Sequence[SessionEntry], warn: Warn) -> ResumePoint | None:
     """The newest run on ``branch`` that has a checkpoint and did not finish,
     or None (no durable run, or the newest one finished)."""
@@ -251,6 +301,7 @@ def find_resume_point(branch: Sequence[SessionEntry], warn: Warn) -> ResumePoint
         index -= 1
     if index < 0:
         return None
+    entry_id = str(branch[index].get("id"))
     checkpoint = parse_checkpoint(branch[index].get("data"), warn)
     if checkpoint.finished:
         return None
@@ -279,8 +330,11 @@ def find_resume_point(branch: Sequence[SessionEntry], warn: Warn) -> ResumePoint
         if calls:
             answered = _answered_ids(later)
             pending = [c for c in calls if c["id"] not in answered]
-            if pending:
-                return ResumePoint(checkpoint, "tools", pending, assistant, run_messages)
-        elif not later:
-            return ResumePoint(checkpoint, "final", [], assistant, run_messages)
-    return ResumePoint(checkpoint, "request", [], None, run_messages)
+            stage = "tools" if pending else "request"
+            dispatched = _after_message(branch, index, assistant)
+            return ResumePoint(
+                checkpoint, stage, pending, assistant, run_messages, entry_id, dispatched
+            )
+        if not later:
+            return ResumePoint(checkpoint, "final", [], assistant, run_messages, entry_id)
+    return ResumePoint(checkpoint, "request", [], None, run_messages, entry_id)

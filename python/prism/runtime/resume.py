@@ -1,111 +1,175 @@
-"""The session side of durable runs: taking over an unfinished run's
-identity and state on resume, and closing a durable run that failed.
+"""The session side of durable runs: taking over an unfinished run on
+``resume()``, and closing one that a new run finds unfinished.
 
 Kept out of ``session.py`` so the session only decides *when* to resume;
-the checkpoint format itself lives in ``prism.runtime.durable``.
+the checkpoint format lives in ``prism.runtime.durable``, the checkpointing
+step runner in ``prism.runtime.durable_steps``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import anyio
-
 from prism.assembly.groups import tool_result_message
-from prism.contracts import SessionEntry, ToolCall, ToolResult
-from prism.errors import ConfigError
-from prism.runtime.context import RunClaim, RunContext
-from prism.runtime.durable import ResumePoint, find_resume_point
+from prism.contracts import SessionEntry, SessionEntryParseError
+from prism.errors import CheckpointDamagedError, ConfigError
+from prism.runtime.context import Run
+from prism.runtime.durable import (
+    CHECKPOINT_CUSTOM_TYPE,
+    EVIDENCE_FIELDS,
+    ResumePoint,
+    find_resume_point,
+)
+from prism.runtime.durable_steps import (
+    DurableSteps,
+    JournaledSteps,
+    checkpoint_entry,
+    closing_result,
+)
 
-__all__ = ["close_failed_run", "take_over"]
+__all__ = ["close_unfinished", "take_over"]
+
+CLOSED_BY_NEW_RUN = (
+    "the run's process ended before it finished, and a new run started on the session"
+    " instead of resuming it"
+)
+
+
+def _engine_refusal(point: ResumePoint) -> ConfigError:
+    checkpoint = point.checkpoint
+    return ConfigError(
+        f"the unfinished run {checkpoint.run_id!r} belongs to {checkpoint.engine!r}:"
+        " that engine recovers it; session.resume() and new runs leave it alone"
+    )
 
 
 def take_over(
-    run: RunContext, claim: RunClaim, branch: Sequence[SessionEntry]
+    run: Run, branch: Sequence[SessionEntry], quarantined: Sequence[SessionEntryParseError]
 ) -> ResumePoint | None:
     """Find the unfinished run on ``branch`` and continue as it: its id,
-    queued input, and (when it saved them) its attention frontier and model
-    override. None when there is nothing to resume. Each checkpoint field
-    dropped as malformed becomes one ``checkpoint_warning`` event (the
-    field's name and why, never its value), emitted under the run's id."""
+    queued input, counters and (when it saved them) its attention frontier
+    and model override. None when there is nothing to resume. Each
+    checkpoint field dropped as malformed becomes one ``checkpoint_warning``
+    event (the field's name and why, never its value), emitted under the
+    run's id; a dropped field that was the evidence of which tool calls ran
+    refuses the resume instead (``CheckpointDamagedError``)."""
     warnings: list[tuple[str, str]] = []
     point = find_resume_point(branch, lambda field, why: warnings.append((field, why)))
-    if point is not None and point.checkpoint.engine is not None and run.journal is None:
-        # Resuming here too would run its unrecorded steps twice.
-        raise ConfigError(
-            f"the unfinished run {point.checkpoint.run_id!r} belongs to {point.checkpoint.engine!r}:"
-            " that engine recovers it; session.resume() leaves it alone"
-        )
+    steps = run.steps
+    assert isinstance(steps, DurableSteps)
+    if point is not None and point.checkpoint.engine is not None:
+        if not isinstance(steps, JournaledSteps):
+            raise _engine_refusal(point)  # resuming here too would run its steps twice
     if point is not None:
-        _restore(run, claim, point)
+        _refuse_without_evidence(run, steps, point, warnings, quarantined)
+        _restore(run, point)
     for field, why in warnings:
-        run.emit({"type": "checkpoint_warning", "field": field, "message": why})
+        run.port.emit({"type": "checkpoint_warning", "field": field, "message": why})
     return point
 
 
-def _restore(run: RunContext, claim: RunClaim, point: ResumePoint) -> None:
-    checkpoint = point.checkpoint
+def _refuse_without_evidence(
+    run: Run,
+    steps: DurableSteps,
+    point: ResumePoint,
+    warnings: list[tuple[str, str]],
+    quarantined: Sequence[SessionEntryParseError],
+) -> None:
+    """Refuse when a pending non-idempotent call could run a second time
+    because the record of whether it started is unreadable: a malformed
+    checkpoint field, or an entry of this session the store quarantined."""
+    at_risk = [c for c in point.pending if not steps.is_idempotent(c)]
+    if not at_risk:
+        return
+    session_id = run.port.session_id
+    names = ", ".join(repr(c["id"]) for c in at_risk)
+    damaged = sorted({name for name, _ in warnings if name in EVIDENCE_FIELDS})
+    if damaged:
+        raise CheckpointDamagedError(
+            f"cannot resume session {session_id!r}: checkpoint entry {point.entry_id!r} has"
+            f" a malformed {', '.join(damaged)}, so whether tool call(s) {names} (not"
+            " idempotent) already ran is unknown; answer them or start a new run"
+        )
+    # A quarantined checkpoint of this run (or one too damaged to say whose)
+    # may be the lost "tool_start" of a call the branch shows unstarted;
+    # only once the run had stored the turn, though: before, nothing ran.
+    run_id = point.checkpoint.run_id or ""
+    lines = [
+        q["line"]
+        for q in quarantined
+        if session_id in q["raw"]
+        and CHECKPOINT_CUSTOM_TYPE in q["raw"]
+        and (run_id in q["raw"] or '"runId"' not in q["raw"])
+    ]
+    unstarted = [c for c in at_risk if c["id"] not in point.checkpoint.started_tool_call_ids]
+    if unstarted and lines and point.dispatched:
+        raise CheckpointDamagedError(
+            f"cannot resume session {session_id!r}: the store quarantined unreadable"
+            f" entr{'y' if len(lines) == 1 else 'ies'} of it (line/row {lines[0]}) that may"
+            f" have recorded that tool call(s) {names} (not idempotent) started, after"
+            f" checkpoint entry {point.entry_id!r}; answer them or start a new run"
+        )
+
+
+def _restore(run: Run, point: ResumePoint) -> None:
+    checkpoint, port = point.checkpoint, run.port
     if checkpoint.run_id is not None:
-        claim.run_id = checkpoint.run_id
-        run.run_id = checkpoint.run_id
-    claim.inbox.steer(checkpoint.steering)
-    claim.inbox.follow_up(checkpoint.follow_ups)
-    if run.model is None and checkpoint.model is not None:
-        run.model = checkpoint.model
+        port.claim.run_id = checkpoint.run_id
+    port.inbox.steer(checkpoint.steering)
+    port.inbox.follow_up(checkpoint.follow_ups)
+    if run.settings.model is None and checkpoint.model is not None:
+        run.settings = dataclasses.replace(run.settings, model=checkpoint.model)
+        run.steps.settings = run.settings
     if checkpoint.attention_sticky is not None:
         from prism.attention import AttentionStickyFrontier
 
         frontier = AttentionStickyFrontier.from_json(checkpoint.attention_sticky)
         frontier.mark_persisted(frontier.to_json())
-        run.frontier = frontier
+        port.frontier = frontier
 
 
-def _unjournaled_entry_id() -> str:
-    return f"entry_{uuid.uuid4().hex[:20]}"
-
-
-def _closing_result(call: ToolCall, aborted: bool) -> ToolResult:
-    why = "the run was aborted" if aborted else "the run failed"
-    return {
-        "toolCallId": call["id"],
-        "name": call["name"],
-        "value": {"message": f"Tool call not completed: {why}", "code": "run_ended"},
-        "isError": True,
+async def close_unfinished(run: Run) -> None:
+    """Before a new run appends its input on a branch whose newest durable
+    run never finished (its process died and nobody resumed it): close that
+    run, so the new run's request never carries a tool call without its
+    result. Its unanswered calls get ``run_ended`` error results and it gets
+    its ``end`` checkpoint (status ``failed``), in one write. A run a
+    replaying engine owns is that engine's to recover: refused."""
+    port = run.port
+    point = find_resume_point(port.branch.entries, lambda _field, _why: None)
+    if point is None:
+        return
+    checkpoint = point.checkpoint
+    steps = run.steps
+    if checkpoint.engine is not None:
+        journal = steps.journal if isinstance(steps, JournaledSteps) else None
+        if journal is None or journal.run_id != checkpoint.run_id:
+            raise _engine_refusal(point)
+        return  # this very run, replayed by its engine
+    batch: list[Any] = [
+        {
+            "id": _fresh_id(),
+            "sessionId": port.session_id,
+            "parentId": None,
+            "kind": "message",
+            "message": tool_result_message(closing_result(call, CLOSED_BY_NEW_RUN)),
+        }
+        for call in point.pending
+    ]
+    data: dict[str, Any] = {
+        "version": 1,
+        "runId": checkpoint.run_id,
+        "step": checkpoint.step + 1,
+        "phase": "end",
+        "status": "failed",
     }
+    batch.append(checkpoint_entry(port.session_id, _fresh_id(), data))
+    await steps.append(batch)
 
 
-async def close_failed_run(run: RunContext, aborted: bool) -> None:
-    """A durable run that ends in an error or an abort (in this process) is
-    finished, not crashed: answer its recorded-but-unanswered tool calls (so
-    the branch never holds a call without a result) and write its ``end``
-    checkpoint, so a later ``resume()`` does not pick it up. Best effort:
-    when the store itself is what failed, the original error still wins.
-
-    Under a replaying engine (``run.journal``) the closing entries get ids
-    outside the run's deterministic sequence: if the engine replays the run
-    later (a cancelled DBOS workflow resumed, say), the replay continues
-    from the last step it finds stored, on a new branch beside them."""
-    if run.journal is not None:
-        run.new_id = _unjournaled_entry_id
-    entries: list[SessionEntry] = []
-    for call in run.pending_calls:
-        entries.append(
-            {
-                "id": run.new_entry_id(),
-                "sessionId": run.session_id,
-                "parentId": None,
-                "kind": "message",
-                "message": tool_result_message(_closing_result(call, aborted)),
-            }
-        )
-    run.pending_calls = []
-    run.started_calls.clear()
-    status = "aborted" if aborted else "failed"
-    batch: list[Any] = [*entries, *run.checkpoint_entries("end", status)]
-    with anyio.CancelScope(shield=True):
-        try:
-            await run.append(batch)
-        except Exception:
-            return
+def _fresh_id() -> str:
+    # Outside any run's id sequence: the closing belongs to the old run.
+    return f"entry_{uuid.uuid4().hex[:20]}"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -27,14 +27,15 @@ from prism.middleware import report_middleware_errors
 from prism.runtime.autocompact import compact_branch, maybe_auto_compact, merged_options
 from prism.runtime.branch import BranchCache
 from prism.runtime.config import registered_model, validate_model
-from prism.runtime.context import AppendBatch, AttentionState, RunClaim, RunContext, RunJournal
+from prism.runtime.context import AttentionState, Run, RunClaim, RunJournal, RunPort
 from prism.runtime.events import AgentEventListener, EventHub
 from prism.runtime.input import normalize_input
-from prism.runtime.loop import execute_run
+from prism.runtime.launch import new_port, new_run
+from prism.runtime.loop import Settle, execute_run
 from prism.runtime.options import RunOptions, check_run_option_names
-from prism.runtime.resolve import resolve_run_settings, run_attention
+from prism.runtime.resolve import run_attention
 from prism.runtime.result import RunResult
-from prism.runtime.resume import close_failed_run, take_over
+from prism.runtime.resume import close_unfinished, take_over
 from prism.runtime.stream import RunStream
 from prism.security.redaction import redact_keeping_ids
 from prism.stores.base import SessionLeaseHolder, SessionStore
@@ -65,6 +66,10 @@ class AgentSession:
         self.branch = BranchCache()
         self._loaded = False
         self._lock: anyio.Lock | None = None
+        # Held by a run (or compaction) until it has wound down completely,
+        # its closing writes included: a dropped stream frees the session
+        # early, and the next run waits here for the old one's closing.
+        self._run_lock: anyio.Lock | None = None
         # The active run (or manual compaction) from the instant it is claimed.
         self._claim: RunClaim | None = None
         self._lease = SessionLeaseHolder(store, session_id)  # the store's run lease
@@ -206,6 +211,35 @@ class AgentSession:
             self.branch.reset(newer, None)
             self.attention_sticky = None  # as on navigate: the frontier follows the branch
 
+    @asynccontextmanager
+    async def _claimed(self) -> AsyncIterator[None]:
+        """The store's lease (one writer per session across handles and
+        processes), following what others appended since this handle looked.
+        Every append path goes through it; a run of this handle already
+        holding it shares it."""
+        async with self._lease.hold() as newer:
+            self._follow(newer)
+            yield
+
+    @asynccontextmanager
+    async def _exclusive(self) -> AsyncIterator[None]:
+        """A run's or compaction's hold: after the previous run of this
+        handle has wound down (its closing writes included), then the lease."""
+        lock = self._run_lock
+        if lock is None:
+            lock = self._run_lock = anyio.Lock(fast_acquire=True)
+        try:
+            # No checkpoint when free: an abort in the run's first instant
+            # lands where it always did, after run_started.
+            lock.acquire_nowait()
+        except anyio.WouldBlock:
+            await lock.acquire()
+        try:
+            async with self._claimed():
+                yield
+        finally:
+            lock.release()
+
     def _release(self, claim: RunClaim) -> None:
         """Free the session, unless ``claim`` was already released (a dropped
         stream frees the session before its run has wound down)."""
@@ -213,45 +247,22 @@ class AgentSession:
         if self._claim is claim:
             self._claim = None
 
-    def _context(
-        self, claim: RunClaim, journal: RunJournal | None = None, **settings: Any
-    ) -> RunContext:
+    def _port(self, claim: RunClaim, journal: RunJournal | None = None) -> RunPort:
         hub = self._hub
-        append_batch: AppendBatch = self._append_chain
-        new_id = self.new_entry_id
-        if journal is not None:
-            # A replaying engine's run: its ids, and no append made twice.
-            claim.run_id = journal.run_id
-            write = self._append_chain
-
-            async def append_batch(entries: list[SessionEntry]) -> list[SessionEntry]:
-                return await journal.append(entries, write)
-
-            new_id = journal.entry_id
-        return RunContext(
-            session_id=self._id,
-            run_id=claim.run_id,
-            config=self.agent.config,
-            branch=self.branch,
+        return new_port(
+            self._id,
+            claim,
+            self.branch,
+            self._attention,
             # Read at emit time: a resumed run takes over its checkpoint's id.
-            emit_event=lambda event: hub.emit(event, claim.run_id),
-            append_batch=append_batch,
-            new_id=new_id,
-            inbox=claim.inbox,
-            attention_state=self._attention,
-            journal=journal,
-            **settings,
+            lambda event: hub.emit(event, claim.run_id),
+            self._append_chain,
+            journal.entry_id if journal is not None else self.new_entry_id,
         )
-
-    def _resolve_run(
-        self, claim: RunClaim, journal: RunJournal | None = None, **options: Any
-    ) -> RunContext:
-        settings = resolve_run_settings(self.agent.config, self.current_model, **options)
-        return self._context(claim, journal, **settings)
 
     def _begin(
         self, input: Any, options: Mapping[str, Any], journal: RunJournal | None = None
-    ) -> tuple[RunClaim, RunContext, Callable[[], Awaitable[RunResult]]]:
+    ) -> tuple[RunClaim, Run, Callable[[], Awaitable[RunResult]]]:
         """Claim the session and validate input and options; on failure release
         the claim so nothing is stored or emitted. With a ``journal`` (a
         replaying engine, ``prism.durable``) the run is durable and takes
@@ -264,7 +275,7 @@ class AgentSession:
                 if options.get("durable") is False:
                     raise ConfigError("a run under a durable-execution engine is always durable")
                 options = {**options, "durable": True}
-            run = self._resolve_run(claim, journal, **options)
+            run = new_run(self.agent.config, self._port(claim, journal), journal, **options)
         except BaseException:
             self._release(claim)
             raise
@@ -285,7 +296,9 @@ class AgentSession:
         for bad input/options (nothing appended), and on failure the run's
         error (``RunAbortedError``, ``ProviderError``, ``MaxToolRoundsError``,
         ...) after emitting the ``error`` event. ``retry=False`` /
-        ``compaction=False`` switch those off for this run.
+        ``compaction=False`` switch those off for this run. A durable run
+        left unfinished on the branch (its process died) is closed first
+        (docs/durable.md).
         """
         _, _, execute = self._begin(input, options)
         return await execute()
@@ -297,14 +310,16 @@ class AgentSession:
         Nothing recorded is redone: provider turns on the branch are not
         requested again, tool calls with a result are not run again, and a
         started call without a result is re-run only if its tool is
-        ``idempotent`` (else answered with an ``interrupted`` error). Run
+        ``idempotent`` (else answered with an ``interrupted`` error); when
+        the record of that is unreadable, ``CheckpointDamagedError``. Run
         options apply to the rest of the run; the run stays durable. A run
         a replaying engine owns (DBOS) is refused with ``ConfigError``: the
         engine recovers it. See docs/durable.md."""
         check_run_option_names(options)
         claim = self._claim_run(accepts_input=True)
         try:
-            run = self._resolve_run(claim, None, **{**options, "durable": True})
+            resolved: dict[str, Any] = {**options, "durable": True}
+            run = new_run(self.agent.config, self._port(claim), **resolved)
         except BaseException:
             self._release(claim)
             raise
@@ -326,37 +341,49 @@ class AgentSession:
         result: RunResult | None = anyio.run(lambda: self.resume(**options))
         return result
 
+    async def _prepare(self, run: Run, resuming: bool) -> tuple[bool, Settle | None]:
+        """Once loaded and before ``run_started``: put a replayed run back
+        where it began, take over the run to resume (``(False, None)`` when
+        there is none), or close an unfinished one a new run finds."""
+        steps = run.steps
+        await steps.begin(run, lambda: self._store.list(self._id))
+        if resuming:
+            parse_errors = getattr(self._store, "parse_errors", None)
+            point = take_over(run, self.branch.entries, parse_errors or ())
+            if point is None:
+                return False, None
+            return True, lambda: steps.settle(point)  # type: ignore[attr-defined]
+        if self.branch.has_unfinished_run:
+            await close_unfinished(run)
+        return True, None
+
     async def _execute(
-        self, claim: RunClaim, run: RunContext, messages: list[Message], resuming: bool = False
+        self, claim: RunClaim, run: Run, messages: list[Message], resuming: bool = False
     ) -> RunResult | None:
         result: RunResult | None = None
         failure: BaseException | None = None
+        progress = run.progress
         try:
             with self._reporting(claim.run_id), claim.scope:
-                # The store's lease: one run per session across processes too.
-                async with self._lease.hold() as newer:
-                    self._follow(newer)
+                # One run per session across processes too, after the
+                # previous run of this handle has closed.
+                async with self._exclusive():
                     await self.load()
-                    if run.journal is not None:
-                        await run.journal.begin(run, await self._store.list(self._id))
-                    point = None
-                    if resuming:
-                        point = take_over(run, claim, self.branch.entries)
-                        if point is None:
-                            self._release(claim)
-                            return None  # nothing unfinished: resuming is a no-op
-                    run.emit({"type": "run_started"})
-                    run.started = True
+                    go, settle = await self._prepare(run, resuming)
+                    if not go:
+                        self._release(claim)
+                        return None  # nothing unfinished: resuming is a no-op
+                    run.port.emit({"type": "run_started"})
+                    progress.started = True
                     try:
-                        result = await execute_run(run, messages, point)
+                        result = await execute_run(run, messages, settle)
                     except BaseException:
-                        if run.durable:
-                            await close_failed_run(run, claim.scope.cancel_called)
+                        await run.steps.fail(claim.scope.cancel_called)
                         raise
         except anyio.get_cancelled_exc_class():
             # Cancelled from outside (the caller's scope): still report it.
             self._release(claim)
-            if run.started:
+            if progress.started:
                 self._emit_error(run, RunAbortedError(), claim.abort_reason)
             raise
         except Exception as error:
@@ -365,7 +392,7 @@ class AgentSession:
         if result is None and failure is None:
             failure = RunAbortedError()  # the claim's scope was cancelled: abort()
         if failure is not None:
-            if not run.started:
+            if not progress.started:
                 # Failed (or aborted) while loading: nothing was emitted or stored.
                 raise failure
             raise self._emit_error(run, failure, claim.abort_reason) from None
@@ -377,19 +404,17 @@ class AgentSession:
         }
         if result.stop_reason is not None:
             finished["stopReason"] = result.stop_reason
-        run.emit(finished)
+        run.port.emit(finished)
         return result
 
-    def _emit_error(
-        self, run: RunContext, error: BaseException, reason: str | None
-    ) -> BaseException:
+    def _emit_error(self, run: Run, error: BaseException, reason: str | None) -> BaseException:
         """Emit the run's ``error`` event; return the exception the caller should see
         (its text redacted when secrets are configured)."""
         redactor = self.agent.config.redactor
         info: ErrorInfo = dict(error_info(error, redactor))  # type: ignore[assignment]
         if isinstance(error, RunAbortedError) and reason:
             info["details"] = {"reason": redactor.redact_text(reason)}
-        run.emit({"type": "error", "error": info})
+        run.port.emit({"type": "error", "error": info})
         if len(redactor) and redactor.contains(str(error)):
             if isinstance(error, ProviderError):
                 return ProviderError(info)
@@ -472,12 +497,13 @@ class AgentSession:
         if not isinstance(label, str) or not label:
             raise ConfigError("label must be a non-empty string")
         await self.load()
-        target = target_id if target_id is not None else self.branch.leaf_id
-        if target is None:
-            return await self._append_entry("label", label=label)
-        if await self._store.get(target) is None:
-            raise UnknownNameError(f"unknown session entry id {target!r}")
-        return await self._append_entry("label", label=label, targetId=target)
+        async with self._claimed():
+            target = target_id if target_id is not None else self.branch.leaf_id
+            if target is None:
+                return await self._append_entry("label", label=label)
+            if await self._store.get(target) is None:
+                raise UnknownNameError(f"unknown session entry id {target!r}")
+            return await self._append_entry("label", label=label, targetId=target)
 
     async def append_custom(self, custom_type: str, data: Any = None) -> SessionEntry:
         """Append one ``custom`` entry (host data such as memory records) under
@@ -492,7 +518,9 @@ class AgentSession:
         return await self._append_entry("custom", customType=custom_type, data=data)
 
     async def _append_entry(self, kind: str, **fields: Any) -> SessionEntry:
-        """One entry of ``kind`` under the leaf (outside any run)."""
+        """One entry of ``kind`` under the leaf, outside the loop: under the
+        same lease as runs take, after whatever other handles or processes
+        appended, so it never forks the conversation from a stale leaf."""
         entry: dict[str, Any] = {
             "id": self.new_entry_id(),
             "sessionId": self._id,
@@ -500,7 +528,8 @@ class AgentSession:
             "kind": kind,
             **fields,
         }
-        (stored,) = await self._append_chain([entry])  # type: ignore[list-item]
+        async with self._claimed():
+            (stored,) = await self._append_chain([entry])  # type: ignore[list-item]
         return stored
 
     async def entries(self) -> list[SessionEntry]:
@@ -542,12 +571,14 @@ class AgentSession:
         claim = self._claim_run(accepts_input=False)
         try:
             with self._reporting(None):
-                async with self._lease.hold() as newer:
-                    self._follow(newer)
+                async with self._exclusive():
                     await self.load()
-                    merged = merged_options(self.agent.config, options)
-                    run = self._context(claim, retry=self.agent.config.retry)
-                    return await compact_branch(run, merged, trigger="manual")
+                    config = self.agent.config
+                    merged = merged_options(config, options)
+                    run = new_run(config, self._port(claim), resolve=False, retry=config.retry)
+                    return await compact_branch(
+                        run.settings, run.port, run.steps, merged, trigger="manual"
+                    )
         finally:
             self._release(claim)
 
@@ -561,16 +592,18 @@ class AgentSession:
         claim = self._claim_run(accepts_input=False)
         try:
             with self._reporting(None):
-                async with self._lease.hold():
+                async with self._exclusive():
                     await self.load()
                     config = self.agent.config
-                    run = self._context(
-                        claim,
+                    run = new_run(
+                        config,
+                        self._port(claim),
+                        resolve=False,
                         retry=config.retry,
                         compaction=merged_options(config, options),
                         attention=run_attention(config.attention_compiler, None),
                     )
-                    return await maybe_auto_compact(run)
+                    return await maybe_auto_compact(run.settings, run.port, run.steps)
         finally:
             self._release(claim)
 

@@ -24,7 +24,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from prism.contracts import AgentEvent
 from prism.errors import PrismError
-from prism.runtime.context import RunClaim, RunContext
+from prism.runtime.context import Run, RunClaim
 from prism.runtime.result import RunResult
 
 __all__ = ["RunStream", "spawn_detached"]
@@ -34,7 +34,7 @@ _BACKGROUND: set[Any] = set()
 
 STREAM_CLOSED_REASON = "stream closed"
 
-Begin = Callable[[], tuple[RunClaim, RunContext, Callable[[], Awaitable[RunResult]]]]
+Begin = Callable[[], tuple[RunClaim, Run, Callable[[], Awaitable[RunResult]]]]
 Subscribe = Callable[[Callable[[AgentEvent], Any]], Callable[[], None]]
 
 
@@ -69,12 +69,12 @@ class _RunPipe:
         self.raise_at_end: BaseException | None = None
         self.unsubscribe: Callable[[], None] | None = None
 
-    async def drive(self, run: RunContext, execute: Callable[[], Awaitable[RunResult]]) -> None:
+    async def drive(self, run: Run, execute: Callable[[], Awaitable[RunResult]]) -> None:
         try:
             self.result = await execute()
         except PrismError as error:
             self.error = error
-            if not run.started:  # no run_started, so no error event told the consumer
+            if not run.progress.started:  # no run_started, so no error event told the consumer
                 self.raise_at_end = error
         except Exception as error:
             self.error = error

@@ -26,7 +26,7 @@ from prism.contracts import (
     Usage,
 )
 from prism.providers.base import error_info_from_exception
-from prism.runtime.context import RunContext
+from prism.runtime.context import RunPort, RunSettings
 from prism.runtime.options import parse_arguments
 from prism.security.limits import tool_arguments_problem
 
@@ -55,101 +55,99 @@ class TurnOutcome:
         return cls(**record)
 
 
-async def assemble_turn(run: RunContext) -> ProviderRequest:
+async def assemble_turn(settings: RunSettings, port: RunPort, turn: int) -> ProviderRequest:
     """Build this turn's provider request from the cached branch context.
 
-    ``run.branch.messages`` already holds the run's input and every tool
+    ``port.branch.messages`` already holds the run's input and every tool
     result appended so far, so it goes in whole as ``history``; the list is
     the session's cache and must not be mutated by anything downstream.
     """
-    config = run.config
-    branch = run.branch
-    metadata: dict[str, Any] = {"sessionId": run.session_id, "runId": run.run_id}
-    if run.metadata:
-        metadata.update(run.metadata)
+    config = settings.config
+    branch = port.branch
+    metadata: dict[str, Any] = {"sessionId": port.session_id, "runId": port.run_id}
+    if settings.metadata:
+        metadata.update(settings.metadata)
     request = await assemble_provider_input(
-        model=run.current_model,
+        model=settings.model_on(branch),
         input=None,
         history=branch.messages,
         summaries=branch.summaries,
-        system_instructions=[*config.system, *run.system] or None,
-        tools=run.tool_declarations,
+        system_instructions=[*config.system, *settings.system] or None,
+        tools=settings.tool_declarations,
         middleware=config.middleware,
         context_providers=config.context_providers,
         skills=config.skills,
         metadata=metadata,
-        session_id=run.session_id,
-        run_id=run.run_id,
-        turn=run.turn,
+        session_id=port.session_id,
+        run_id=port.run_id,
+        turn=turn,
         redactor=config.redactor if len(config.redactor) else None,
         input_builder=config.input_builder,
         prompt_builder=config.prompt_builder,
-        **attention_options(run),
+        **attention_options(settings, port),
     )
-    if run.output is not None:
-        request = run.output.shape_request(request)
+    if settings.output is not None:
+        request = settings.output.shape_request(request)
     middleware = config.middleware
     if middleware is not None and middleware.has("provider_request"):
         request = await middleware.run("provider_request", request)
     return request
 
 
-def attention_options(run: RunContext) -> dict[str, Any]:
+def attention_options(settings: RunSettings, port: RunPort) -> dict[str, Any]:
     """Attention wiring: the run's compiler (the agent's, narrowed by the run
     overlay), the session's sticky frontier (shared across runs and turns),
     and the callback that emits one ``attention_compiled`` event per mutated
     turn. Empty when the run has no compiler."""
-    compiler = run.attention
+    compiler = settings.attention
     if compiler is None:
         return {}
-    if run.frontier is None:
+    if port.frontier is None:
         from prism.attention import create_attention_sticky_frontier, restore_attention_frontier
 
         restored = None
-        if compiler.persist_frontier or run.persist_state:
+        if compiler.persist_frontier or settings.persist_state:
             # Opt-in: resume with the frontier checkpointed on this branch
             # (a durable checkpoint's session state, or the older entry).
-            restored = restore_attention_frontier(run.branch.entries)
+            restored = restore_attention_frontier(port.branch.entries)
         if restored is None:
             restored = create_attention_sticky_frontier()
-        run.frontier = restored
+        port.frontier = restored
 
     def on_report(report: Any) -> None:
         fields = report.to_event()
         fields.pop("sessionId", None)
         fields.pop("runId", None)
-        run.emit(fields)
+        port.emit(fields)
 
     return {
         "attention_compiler": compiler,
-        "attention_sticky": run.frontier,
+        "attention_sticky": port.frontier,
         "on_attention_report": on_report,
     }
 
 
-def attention_checkpoint(run: RunContext) -> list[SessionEntry]:
+def attention_checkpoint(settings: RunSettings, port: RunPort) -> list[SessionEntry]:
     """The frontier checkpoint to append with the run's next batch: one
     ``custom`` entry when the agent persists the frontier and its key sets
     changed since the last checkpoint, else nothing. Mark it stored with
     :func:`attention_checkpoint_stored` after the append."""
-    if run.attention is None:
+    if settings.attention is None:
         return []
-    frontier = run.frontier
-    if frontier is None or not run.attention.persist_frontier:
+    frontier = port.frontier
+    if frontier is None or not settings.attention.persist_frontier:
         return []
-    if run.durable and run.persist_state:
-        return []  # the run's step checkpoints carry the frontier instead
     data = frontier.pending_checkpoint()
     if data is None:
         return []
     from prism.attention import frontier_checkpoint_entry
 
-    return [frontier_checkpoint_entry(run.session_id, run.new_entry_id(), data)]  # type: ignore[list-item]
+    return [frontier_checkpoint_entry(port.session_id, port.new_entry_id(), data)]  # type: ignore[list-item]
 
 
-def attention_checkpoint_stored(run: RunContext, checkpoint: list[SessionEntry]) -> None:
+def attention_checkpoint_stored(port: RunPort, checkpoint: list[SessionEntry]) -> None:
     for entry in checkpoint:
-        run.frontier.mark_persisted(entry["data"])  # type: ignore[typeddict-item]
+        port.frontier.mark_persisted(entry["data"])  # type: ignore[typeddict-item]
 
 
 class _CallSlot:
@@ -168,13 +166,13 @@ def _new_call_id() -> str:
 
 
 async def stream_turn(
-    run: RunContext, request: ProviderRequest, message_id: str | None = None
+    settings: RunSettings, port: RunPort, request: ProviderRequest, message_id: str
 ) -> TurnOutcome:
     """Stream one provider response. Never raises for provider faults: they
     come back in ``outcome.error``. Cancellation propagates."""
-    emit = run.emit
-    outcome = TurnOutcome(message_id=message_id or run.new_entry_id())
-    message_id = outcome.message_id
+    emit = port.emit
+    config = settings.config
+    outcome = TurnOutcome(message_id=message_id)
     text: list[str] = []
     thinking: list[str] = []
     signature: str | None = None
@@ -187,7 +185,7 @@ async def stream_turn(
             outcome.output_started = True
             emit({"type": "message_started", "role": "assistant", "messageId": message_id})
 
-    provider = run.config.provider_for(run.current_model)
+    provider = config.provider_for(settings.model_on(port.branch))
     try:
         # Provider output is untrusted: it is read defensively as plain dicts
         # (an event without a known ``type`` is skipped), not as the
@@ -259,7 +257,7 @@ async def stream_turn(
     except anyio.get_cancelled_exc_class():
         raise
     except Exception as error:
-        outcome.error = error_info_from_exception(error, run.config.redactor)
+        outcome.error = error_info_from_exception(error, config.redactor)
     outcome.usage = usage
     if outcome.error is not None:
         return outcome
@@ -281,7 +279,7 @@ async def stream_turn(
         if problem is None:
             # One nesting limit at the provider edge: deeper arguments become
             # a tool error for the model, not a failed store or redactor walk.
-            problem = tool_arguments_problem(arguments, run.config.redactor)
+            problem = tool_arguments_problem(arguments, config.redactor)
         if problem is not None:
             arguments = {}
             outcome.invalid_calls[call_id] = problem

@@ -1,0 +1,359 @@
+"""Durability as a layer: step runners that checkpoint the loop's steps.
+
+``DurableSteps`` (``durable=True``) runs the same steps as the plain
+``Steps`` and adds, from outside the loop, what a resume needs: a
+``prism.checkpoint`` entry at every step boundary (folded into the batch
+the step appends anyway), the assistant turn stored before its tools run,
+each tool result stored as it arrives, non-idempotent calls marked started
+before they run, and a closing write when the run fails. ``JournaledSteps``
+runs those steps through a replaying engine's journal (``prism.durable``):
+recorded provider turns, tool calls and compactions, replay-safe appends,
+one tool at a time. The checkpoint format is ``prism.runtime.durable``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import anyio
+
+from prism.assembly.groups import tool_result_message
+from prism.contracts import Message, SessionEntry, ToolCall, ToolResult
+from prism.errors import error_info
+from prism.runtime.context import Run, RunJournal, RunPort, RunProgress, RunSettings
+from prism.runtime.durable import (
+    CHECKPOINT_CUSTOM_TYPE,
+    CHECKPOINT_VERSION,
+    ResumePoint,
+    answered_output,
+)
+from prism.runtime.steps import Steps, error_result
+from prism.tools.dispatch import ExecuteCall
+
+__all__ = ["DurableSteps", "JournaledSteps", "closing_result", "interrupted_result"]
+
+T = TypeVar("T")
+
+
+def interrupted_result(call: ToolCall) -> ToolResult:
+    """What the model is told about a non-idempotent call that started
+    before a crash and left no result: it is never silently run again."""
+    return error_result(
+        call,
+        f"Tool {call['name']!r} was interrupted (the run's process ended while it ran);"
+        " it is not marked idempotent, so it was not run again",
+        "interrupted",
+    )
+
+
+def closing_result(call: ToolCall, why: str) -> ToolResult:
+    """The result a closed run gives a call it recorded but never answered."""
+    return error_result(call, f"Tool call not completed: {why}", "run_ended")
+
+
+def checkpoint_entry(session_id: str, entry_id: str, data: dict[str, Any]) -> SessionEntry:
+    entry: dict[str, Any] = {
+        "id": entry_id,
+        "sessionId": session_id,
+        "parentId": None,
+        "kind": "custom",
+        "customType": CHECKPOINT_CUSTOM_TYPE,
+        "data": data,
+    }
+    return entry  # type: ignore[return-value]
+
+
+class DurableSteps(Steps):
+    """The loop's steps with a checkpoint at every boundary (docs/durable.md)."""
+
+    durable = True
+
+    __slots__ = ("ended", "pending", "started", "step")
+
+    def __init__(self, settings: RunSettings, port: RunPort, progress: RunProgress) -> None:
+        super().__init__(settings, port, progress)
+        self.step = 0
+        # Tool calls recorded in the store without a result yet, and which of
+        # them have started: what a checkpoint says a resume must settle.
+        self.pending: list[ToolCall] = []
+        self.started: set[str] = set()
+        self.ended = False  # the newest checkpoint written is the run's "end"
+
+    @property
+    def engine(self) -> str | None:
+        """The replaying engine that owns the run (None: ``session.resume()``)."""
+        return None
+
+    @property
+    def carries_session_state(self) -> bool:
+        return self.settings.persist_state
+
+    # --- checkpoints --------------------------------------------------------------------
+
+    def boundary_entries(self, boundary: str, entries: list[SessionEntry]) -> list[SessionEntry]:
+        # The run's first checkpoint says where the run starts on the branch.
+        start = entries[0]["id"] if self.step == 0 and entries else None
+        status = "completed" if boundary == "end" else None
+        return [self.checkpoint(boundary, self.port.new_entry_id(), status, start)]
+
+    def checkpoint(
+        self, phase: str, entry_id: str, status: str | None = None, start: str | None = None
+    ) -> SessionEntry:
+        """The ``prism.checkpoint`` entry for the step ending now."""
+        self.step += 1
+        self.ended = phase == "end"
+        progress = self.progress
+        # Empty lists and zero counters are left out: a checkpoint per step
+        # stays a few dozen bytes.
+        data: dict[str, Any] = {
+            "version": CHECKPOINT_VERSION,
+            "runId": self.port.run_id,
+            "step": self.step,
+            "phase": phase,
+        }
+        if self.pending:
+            data["pendingToolCalls"] = [dict(call) for call in self.pending]
+        if self.started:
+            data["startedToolCallIds"] = sorted(self.started)
+        if progress.tool_rounds:
+            data["toolRounds"] = progress.tool_rounds
+        if progress.total_tool_rounds:
+            data["totalToolRounds"] = progress.total_tool_rounds
+        inbox = self.port.inbox
+        if inbox.has_queued():
+            steering, follow_ups = inbox.queued()
+            if steering:
+                data["steering"] = steering
+            if follow_ups:
+                data["followUps"] = follow_ups
+        if status is not None:
+            data["status"] = status
+        if start is not None:
+            data["startEntryId"] = start
+        if self.engine is not None:
+            data["engine"] = self.engine
+        if self.settings.persist_state:
+            data["sessionState"] = self._session_state()
+        return checkpoint_entry(self.port.session_id, entry_id, data)
+
+    def _session_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {}
+        frontier = self.port.frontier
+        if frontier is not None:
+            state["attentionSticky"] = frontier.to_json()
+        if self.settings.model is not None:
+            state["model"] = dict(self.settings.model)
+        return state
+
+    async def checkpoint_only(self, phase: str, status: str | None = None) -> None:
+        """A boundary with nothing else to append (``tool_start``, ``end``)."""
+        await self.append([self.checkpoint(phase, self.port.new_entry_id(), status)])
+
+    # --- tools --------------------------------------------------------------------------
+
+    async def tool_round(
+        self,
+        message: Message,
+        message_id: str,
+        results: list[ToolResult | None],
+        runnable: list[tuple[int, ToolCall]],
+    ) -> Message:
+        # The provider turn is recorded before any tool runs (with the
+        # results already known), so a resume never requests it again.
+        known = [tool_result_message(r) for r in results if r is not None]
+        self.pending = [call for _, call in runnable]
+        stored = await self.record([message, *known], "turn", first_id=message_id)
+        await self.run_recording(list(self.pending))
+        return stored[0]
+
+    def is_idempotent(self, call: ToolCall) -> bool:
+        definition = self.settings.config.tools.get(call["name"])
+        return definition is not None and definition.idempotent
+
+    async def run_recording(self, calls: list[ToolCall]) -> None:
+        """Run ``calls`` recording each result as it arrives. A non-idempotent
+        call is marked started in the store first (a checkpoint-only write),
+        so a resume can tell "never started" (run it) from "interrupted"
+        (answer it with an error); an idempotent one may simply run again."""
+
+        async def on_start(_index: int, call: ToolCall) -> None:
+            self.started.add(call["id"])
+            if not self.is_idempotent(call):
+                await self.checkpoint_only("tool_start")
+
+        async def on_result(_index: int, result: ToolResult) -> None:
+            await self.record_result(result)
+
+        if calls:
+            await self.dispatch(calls, on_start, on_result)
+
+    async def record_result(self, result: ToolResult) -> None:
+        """One tool result and its checkpoint, in one write."""
+        call_id = result["toolCallId"]
+        self.pending = [c for c in self.pending if c["id"] != call_id]
+        self.started.discard(call_id)
+        await self.record([tool_result_message(result)], "tool")
+
+    # --- resume -------------------------------------------------------------------------
+
+    async def settle(self, point: ResumePoint) -> str:
+        """Settle what the crash left open and say where the loop goes on:
+        pending tool calls are run (or answered ``interrupted``), a recorded
+        answer goes straight to the queue check (``"final"``), anything else
+        to the queue check after tool results (``"tools"``), which asks the
+        provider next. Nothing already recorded is requested or run again."""
+        checkpoint, progress = point.checkpoint, self.progress
+        self.step = checkpoint.step
+        progress.messages.extend(point.run_messages)
+        rounds = 1 if point.stage == "tools" else 0
+        progress.tool_rounds = checkpoint.tool_rounds if checkpoint.tool_rounds else rounds
+        progress.total_tool_rounds = checkpoint.total_tool_rounds or progress.tool_rounds
+        if point.stage == "final":
+            progress.final = point.assistant_message
+            return "final"
+        self._accept_recorded_output(point)
+        self.pending = list(point.pending)
+        rerun: list[ToolCall] = []
+        for call in point.pending:
+            if call["id"] in checkpoint.started_tool_call_ids and not self.is_idempotent(call):
+                result = interrupted_result(call)
+                self.port.emit({"type": "tool_call", "toolCall": call})
+                self.port.emit({"type": "tool_result", "result": result})
+                await self.record_result(result)
+            else:
+                rerun.append(call)
+        await self.run_recording(rerun)
+        return "tools"
+
+    def _accept_recorded_output(self, point: ResumePoint) -> None:
+        """A structured answer the run had accepted (its ``final_result``
+        call answered without error) is accepted again, not asked for again."""
+        output = self.settings.output
+        if output is None or output.mode != "tool" or point.assistant_message is None:
+            return
+        arguments = answered_output(point.assistant_message, self.progress.messages)
+        if arguments is None:
+            return
+        value, problem = output.validate(arguments)
+        if problem is None:
+            self.progress.output_value = value
+            self.progress.output_accepted = True
+            self.progress.final = point.assistant_message
+
+    # --- the run's end ------------------------------------------------------------------
+
+    async def finish(self) -> None:
+        if not self.ended:
+            await self.checkpoint_only("end", "completed")
+
+    def closing_id(self) -> str:
+        return self.port.new_entry_id()
+
+    async def fail(self, aborted: bool) -> None:
+        """A durable run that ends in an error or an abort (in this process)
+        is finished, not crashed: answer its recorded-but-unanswered tool
+        calls (so the branch never holds a call without a result) and write
+        its ``end`` checkpoint, so a later ``resume()`` does not pick it up.
+        Runs inside the run's claim and lease. When the store itself fails
+        here, the run's own error still wins; a ``checkpoint_warning`` says
+        the run stays unfinished (the next run or ``resume()`` settles it)."""
+        why = "the run was aborted" if aborted else "the run failed"
+        entries: list[SessionEntry] = [
+            {
+                "id": self.closing_id(),
+                "sessionId": self.port.session_id,
+                "parentId": None,
+                "kind": "message",
+                "message": tool_result_message(closing_result(call, why)),
+            }
+            for call in self.pending
+        ]
+        self.pending = []
+        self.started.clear()
+        status = "aborted" if aborted else "failed"
+        batch = [*entries, self.checkpoint("end", self.closing_id(), status)]
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.append(batch)
+            except Exception as error:
+                info = error_info(error, self.settings.config.redactor)
+                self.port.emit(
+                    {
+                        "type": "checkpoint_warning",
+                        "field": "end",
+                        "message": (
+                            f"the {status} run could not be closed ({info['message']}); it stays"
+                            " unfinished, and the next run or session.resume() settles it"
+                        ),
+                    }
+                )
+
+
+class JournaledSteps(DurableSteps):
+    """A durable run under a replaying engine's journal (``prism.durable``)."""
+
+    __slots__ = ("journal",)
+
+    def __init__(
+        self, settings: RunSettings, port: RunPort, progress: RunProgress, journal: RunJournal
+    ) -> None:
+        super().__init__(settings, port, progress)
+        self.journal = journal
+
+    @property
+    def engine(self) -> str | None:
+        return self.journal.engine
+
+    async def begin(self, run: Run, load: Callable[[], Awaitable[list[SessionEntry]]]) -> None:
+        await self.journal.begin(run, await load())
+
+    async def recorded(
+        self,
+        name: str,
+        body: Callable[[], Awaitable[T]],
+        to_record: Callable[[T], Any],
+        from_record: Callable[[Any], T],
+    ) -> T:
+        async def step() -> Any:
+            return to_record(await body())
+
+        return from_record(await self.journal.step(name, step))
+
+    async def sleep(self, seconds: float) -> None:
+        await self.journal.sleep(seconds)
+
+    async def append(self, entries: list[SessionEntry]) -> list[SessionEntry]:
+        # No append a replay already made is made again.
+        return await self.journal.append(entries, self.port.append)
+
+    @property
+    def tool_concurrency(self) -> int:
+        return 1  # the engine numbers its steps in call order: one at a time
+
+    def execute_call(self) -> ExecuteCall:
+        """Each tool call one recorded step. A non-idempotent call that an
+        earlier execution of the run had started is not run again: the
+        step's body (which only runs when no result was recorded) answers
+        it ``interrupted``, as ``session.resume()`` would."""
+        journal = self.journal
+
+        async def execute(
+            call: ToolCall, dispatch: Callable[[], Awaitable[ToolResult]]
+        ) -> ToolResult:
+            async def body() -> ToolResult:
+                if journal.started_before(call["id"]) and not self.is_idempotent(call):
+                    return interrupted_result(call)
+                return await dispatch()
+
+            return await journal.step("prism.tool_call", body)
+
+        return execute
+
+    def closing_id(self) -> str:
+        # Outside the run's deterministic sequence: if the engine replays the
+        # run later (a cancelled DBOS workflow resumed, say), the replay
+        # continues from the last step it finds stored, on a new branch
+        # beside the closing entries.
+        return f"entry_{uuid.uuid4().hex[:20]}"
