@@ -325,3 +325,24 @@ def test_more_than_1024_open_files_do_not_break_the_store(pg_dsn: str) -> None:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip() == "ok"
+
+
+async def test_a_user_pool_gets_its_lease_connection_back_unchanged(pg_dsn: str) -> None:
+    """The store tunes its lease connection (keepalives, no idle timeout);
+    a caller's pool gets that connection back with its own settings."""
+    from psycopg_pool import AsyncConnectionPool
+
+    dsn = pg_dsn.replace("options='", "options='-c idle_session_timeout=3600000 ")
+    async with AsyncConnectionPool(dsn, min_size=1, max_size=1, open=False) as pool:
+        async with create_postgres_session_store(pool=pool) as store:
+            await (await store.claim("s1")).release()
+            conn = store._leases._conn
+            assert conn is not None
+            cur = await conn.execute("SHOW idle_session_timeout")
+            assert await cur.fetchone() == ("0",)
+        async with pool.connection() as again:
+            assert again is conn
+            cur = await again.execute("SHOW idle_session_timeout")
+            assert await cur.fetchone() == ("1h",)
+            cur = await again.execute("SHOW tcp_keepalives_idle")
+            assert await cur.fetchone() != ("10",)

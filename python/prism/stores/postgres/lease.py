@@ -53,6 +53,11 @@ _KEEPALIVE = (
 # The lease connection is idle for as long as a run lasts: a server-wide
 # idle_session_timeout (PostgreSQL 14+) would end it and take the leases.
 _NO_IDLE_TIMEOUT = "SELECT set_config('idle_session_timeout', '0', false)"
+_RESET_SETTINGS = (
+    "SELECT set_config(name, reset_val, false) FROM pg_settings WHERE name IN "
+    "('tcp_keepalives_idle', 'tcp_keepalives_interval', 'tcp_keepalives_count', "
+    "'idle_session_timeout')"
+)
 _HELD_KEYS = (
     "SELECT (classid::bigint << 32) | objid::bigint FROM pg_locks "
     "WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND objsubid = 1 AND granted"
@@ -336,6 +341,7 @@ class LeaseManager:
                 # pool must not give a connection holding leases to a caller.
                 with anyio.fail_after(self._timeout):
                     await conn.execute("SELECT pg_advisory_unlock_all()")
+                    await conn.execute(_RESET_SETTINGS)  # a user's pool gets it back as it was
                     if self._restore_autocommit:
                         await conn.set_autocommit(False)
             except (psycopg.Error, OSError, TimeoutError):

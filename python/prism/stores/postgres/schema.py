@@ -48,6 +48,20 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX prism_entries_session ON prism_entries (session_id, seq)",
         ),
     ),
+    Migration(
+        2,
+        "ids and session ids of any length: index their md5 digests, not the text",
+        (
+            # A btree index row holds at most ~2,700 bytes, so indexing the
+            # text itself refused long ids the JSONL and SQLite stores take.
+            # Two different ids with one digest (a crafted md5 collision) are
+            # refused as duplicates: never stored over one another.
+            "ALTER TABLE prism_entries DROP CONSTRAINT prism_entries_id_key",
+            "CREATE UNIQUE INDEX prism_entries_id_md5 ON prism_entries (md5(id))",
+            "DROP INDEX prism_entries_session",
+            "CREATE INDEX prism_entries_session_md5 ON prism_entries (md5(session_id), seq)",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -70,9 +70,9 @@ WHERE (SELECT count(*) FROM locks) >= 0 AND (SELECT n FROM unleased) = 0
 ORDER BY t.n
 """
 _ROWS = "SELECT seq, id, session_id, entry FROM prism_entries"
-# PostgreSQL's btree index rows hold at most ~2,700 bytes; the id and
-# session id are indexed, so longer ones are refused before any I/O.
-MAX_KEY_BYTES = 2048
+# Ids and session ids are indexed by their md5 digest (schema version 2), so
+# lookups compare the digest (index) and then the text (exact).
+_IDS_IN = "md5(id) = ANY(ARRAY(SELECT md5(x) FROM unnest(%s::text[]) AS x)) AND id = ANY(%s)"
 
 
 def advisory_key(namespace: bytes, session_id: str) -> int:
@@ -224,14 +224,18 @@ class PostgresSessionStore:
         if "\x00" in check_key(session_id, "session id"):
             return []  # no stored session id can hold NUL (see append_many)
         rows = await self._fetch(
-            "list", f"{_ROWS} WHERE session_id = %s ORDER BY seq", [session_id]
+            "list",
+            f"{_ROWS} WHERE md5(session_id) = md5(%s) AND session_id = %s ORDER BY seq",
+            [session_id, session_id],
         )
         return [entry for _seq, entry in self._decode(rows)]
 
     async def get(self, entry_id: str) -> SessionEntry | None:
         if "\x00" in check_key(entry_id, "entry id"):
             return None
-        rows = await self._fetch("get", f"{_ROWS} WHERE id = %s", [entry_id])
+        rows = await self._fetch(
+            "get", f"{_ROWS} WHERE md5(id) = md5(%s) AND id = %s", [entry_id, entry_id]
+        )
         decoded = self._decode(rows)
         return decoded[0][1] if decoded else None
 
@@ -370,7 +374,9 @@ class PostgresSessionStore:
         self, conn: AsyncConnection[Any], batch_ids: builtins.list[str]
     ) -> DuplicateEntryError:
         try:
-            cur = await conn.execute("SELECT id FROM prism_entries WHERE id = ANY(%s)", [batch_ids])
+            cur = await conn.execute(
+                f"SELECT id FROM prism_entries WHERE {_IDS_IN}", [batch_ids] * 2
+            )
             existing = {str(r[0]) for r in await cur.fetchall()}
         except psycopg.Error:
             existing = set()
@@ -383,7 +389,7 @@ class PostgresSessionStore:
         try:
             async with self._pool.connection(timeout=self.connect_timeout) as conn:
                 cur = await conn.execute(
-                    "SELECT count(*) FROM prism_entries WHERE id = ANY(%s)", [batch_ids]
+                    f"SELECT count(*) FROM prism_entries WHERE {_IDS_IN}", [batch_ids] * 2
                 )
                 row = await cur.fetchone()
         except (psycopg.Error, OSError, PoolTimeout):
@@ -413,12 +419,6 @@ def _check_storable(entry_id: str, field: str, value: str) -> None:
         raise StoreError(
             f"session entry {_excerpt(entry_id)}: field {field!r} contains a NUL "
             "character, which PostgreSQL text cannot hold"
-        )
-    size = len(value.encode("utf-8"))
-    if size > MAX_KEY_BYTES:
-        raise StoreError(
-            f"session entry {_excerpt(entry_id)}: field {field!r} is {size} bytes; the "
-            f"PostgreSQL store indexes it and holds at most {MAX_KEY_BYTES} bytes"
         )
 
 
