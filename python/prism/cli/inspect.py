@@ -14,7 +14,7 @@ import anyio
 from prism.cli.options import UsageProblem
 
 USAGE = (
-    "usage: prism inspect [PATH | --store URL] [--session ID] [--follow] [--export FILE] "
+    "prism inspect [PATH | --store URL] [--session ID] [--follow] [--export FILE] "
     "[--host ADDR] [--port N] [--allow-remote-bind] [--open] [--secret-env NAME]..."
 )
 
