@@ -13,6 +13,7 @@ import anyio
 import pytest
 from benches.attention.scenario import VariantResult, score
 from tests.inspect.conftest import DemoFile
+from tests.pg_server import PgServer
 
 from prism.inspect import InspectError, SessionView, find_runs, open_source, replay_run
 from prism.stores import create_sqlite_session_store
@@ -223,3 +224,23 @@ async def test_runs_without_checkpoints_are_found_by_their_input(demo: DemoFile)
     events = [event async for event in replay_run(view.branch, runs[3])]
     text = "".join(e["delta"]["text"] for e in events if e["type"] == "message_delta")
     assert text.startswith("Answer number 4: ")
+
+
+async def test_a_postgres_store_reads_the_same(demo: DemoFile, pg_server: PgServer) -> None:
+    from prism.stores.postgres import create_postgres_session_store
+
+    schema = pg_server.create_schema()
+    writer = create_postgres_session_store(pg_server.dsn(schema=schema))
+    try:
+        jsonl = await open_source(str(demo.path))
+        await writer.append_many(await jsonl.entries("plain"))
+    finally:
+        await writer.aclose()
+    url = f"{pg_server.url()}?options=-csearch_path%3D{schema}"
+    source = await open_source(url)
+    try:
+        assert source.kind == "postgres" and pg_server.password not in source.label
+        view = SessionView("plain", await source.entries("plain"))
+    finally:
+        await source.aclose()
+    assert view.costs.totals() == (await view_of(demo.path, "plain")).costs.totals()

@@ -247,3 +247,16 @@ def test_a_silent_or_garbled_connection_does_not_hold_the_server(server: Inspect
         answer = silent.recv(4096)
         assert answer.startswith(b"HTTP/1.1 400") and b"connection: close" in answer
         assert silent.recv(4096) == b""
+
+
+def test_ctrl_c_stops_the_server_cleanly(demo: DemoFile) -> None:
+    import signal
+
+    running = InspectorProcess(str(demo.path))
+    try:
+        running.process.send_signal(signal.SIGINT)
+        out, err = running.process.communicate(timeout=30)
+    finally:
+        running.close()
+    assert running.process.returncode == 0, err
+    assert out.strip().endswith("prism inspect: stopped")

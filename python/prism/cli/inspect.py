@@ -14,7 +14,7 @@ import anyio
 from prism.cli.options import UsageProblem
 
 USAGE = (
-    "usage: prism inspect [PATH | --store URL] [--session ID] [--follow] [--export FILE] "
+    "prism inspect [PATH | --store URL] [--session ID] [--follow] [--export FILE] "
     "[--host ADDR] [--port N] [--allow-remote-bind] [--open] [--secret-env NAME]..."
 )
 
@@ -63,6 +63,9 @@ def inspect_main(args: Sequence[str]) -> int:
         if options.export:
             return anyio.run(_export, target, options, redactor)
         return anyio.run(_serve, target, options, redactor)
+    except KeyboardInterrupt:
+        sys.stdout.write("prism inspect: stopped\n")  # Ctrl-C is how a server ends
+        return 0
     except InspectError as exc:
         sys.stderr.write(f"prism: error: {redactor.redact_text(str(exc))}\n")
         return 1
