@@ -500,3 +500,27 @@ async def test_connection_refused_is_classified() -> None:
     )
     assert events[-1]["error"]["code"] in ("ECONNRESET", "ECONNREFUSED")
     assert events[-1]["error"]["retryable"] is True
+
+
+async def test_server_tool_blocks_are_not_client_tool_calls() -> None:
+    stream = [
+        start(USAGE_START),
+        block_start(
+            0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+        ),
+        delta(0, type="input_json_delta", partial_json='{"query": "x"}'),
+        stop(0),
+        block_start(
+            1, {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+        ),
+        stop(1),
+        block_start(2, {"type": "text", "text": ""}),
+        delta(2, type="text_delta", text="found"),
+        stop(2),
+        message_delta("end_turn", {"output_tokens": 3}),
+        END,
+    ]
+    events = await assert_provider_stream_conforms(
+        make_anthropic(_served(stream)), request(), expect_text="found"
+    )
+    assert not [e for e in events if e["type"].startswith("tool_call")]
