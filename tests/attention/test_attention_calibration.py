@@ -14,7 +14,13 @@ from prism.attention.calibration import (
     split_request_tokens,
 )
 from prism.middleware import create_middleware_registry
-from prism.providers import create_mock_provider, provider_done, provider_text_delta, provider_usage
+from prism.providers import (
+    create_mock_provider,
+    provider_done,
+    provider_text_delta,
+    provider_thinking_delta,
+    provider_usage,
+)
 from prism.runtime import create_agent
 from prism.stores import create_memory_session_store
 
@@ -147,7 +153,11 @@ async def test_session_learns_persists_and_a_resumed_session_starts_calibrated()
     resumed = create_agent(
         model={"provider": "mock", "model": "m"}, provider=create_mock_provider(script), store=store
     )
-    entries = await resumed.create_session(id="calibrated").entries()
+    resumed_session = resumed.create_session(id="calibrated")
+    entries = await resumed_session.entries()
+    fresh = TokenCalibration()
+    await fresh.attach(resumed_session)
+    assert fresh.snapshot("mock/m") == calibration.snapshot("mock/m")
     assert any(e.get("customType") == CALIBRATION_ENTRY for e in entries)
     restored = TokenCalibration.from_entries(entries)
     assert restored.snapshot("mock/m") == calibration.snapshot("mock/m")
@@ -163,3 +173,47 @@ def test_a_long_unchanging_mix_does_not_wind_up() -> None:
     assert max(state["p"][0], state["p"][3], state["p"][5]) <= 100.0
     changed = TokenSplit(9000, 300, 500, 10)
     assert abs(calibration.estimate("m", changed) - billed(changed)) / billed(changed) < 0.25
+
+
+@pytest.mark.anyio
+async def test_attached_calibration_makes_the_gate_trip_where_the_provider_count_is() -> None:
+    """The provider bills 1.6x the plain estimate: uncalibrated, the gate
+    never trips on this session; calibrated, it does (its cap is divided by
+    the learned scale)."""
+
+    def script(request: dict[str, Any]) -> list[Any]:
+        billed_tokens = round(split_request_tokens(request).total * 1.6)
+        return [
+            provider_thinking_delta("thought " * 400),
+            provider_text_delta("ok"),
+            provider_usage(input_tokens=billed_tokens, output_tokens=2),
+            provider_done("stop"),
+        ]
+
+    async def trips(calibrated: bool) -> int:
+        calibration = TokenCalibration()
+        middleware = create_middleware_registry()
+        middleware.use("provider_request", calibration.provider_request_middleware)
+        agent = create_agent(
+            model={
+                "provider": "mock",
+                "model": "m",
+                "limits": {"contextWindow": 20_000, "maxOutputTokens": 1_000},
+            },
+            provider=create_mock_provider(script),
+            middleware=middleware,
+            attention_compiler={"reserveTokens": 0, "thinkingKeepTurns": 0},
+        )
+        session = agent.create_session()
+        if calibrated:
+            await calibration.attach(session)
+        compiled: list[dict[str, Any]] = []
+        session.subscribe(
+            lambda e: compiled.append(e) if e["type"] == "attention_compiled" else None
+        )
+        for i in range(10):
+            await session.run(f"turn {i} " + "word " * 240)
+        return len(compiled)
+
+    assert await trips(calibrated=False) == 0
+    assert await trips(calibrated=True) > 0

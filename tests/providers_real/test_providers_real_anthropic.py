@@ -447,3 +447,80 @@ def test_package_lists_models_with_cache_prices() -> None:
     provider = create_anthropic_package_provider(env={"ANTHROPIC_API_KEY": CANARY_KEY})
     assert isinstance(provider, AnthropicProvider)
     assert provider.url == "https://api.anthropic.com/v1/messages"
+
+
+async def test_the_agents_redactor_runs_after_the_providers_own() -> None:
+    from prism.security.redaction import create_redactor
+
+    host_secret = "host-secret-value-0123456789"
+    body = {
+        "type": "error",
+        "error": {"type": "api_error", "message": f"{host_secret} and {CANARY_KEY}"},
+    }
+    provider = make_anthropic(
+        Recorder(httpx.Response(500, json=body)), redactor=create_redactor([host_secret])
+    )
+    events = await collect_provider_events(provider, request())
+    assert_no_secret_leak(events, [host_secret, CANARY_KEY])
+    assert events[-1]["error"]["message"].count("[REDACTED]") == 2
+
+
+async def test_missing_credential_is_a_credential_error_and_nothing_is_sent() -> None:
+    from prism.security.credentials import env_credential
+
+    recorder = _served(text_stream())
+    provider = make_anthropic(
+        recorder, api_key=None, credential=env_credential({}, "ANTHROPIC_API_KEY")
+    )
+    events = await collect_provider_events(provider, request())
+    assert events == [
+        {
+            "type": "error",
+            "error": {
+                "message": events[0]["error"]["message"],
+                "code": "credential_error",
+                "retryable": False,
+            },
+        }
+    ]
+    assert "ANTHROPIC_API_KEY" in events[0]["error"]["message"]
+    assert recorder.requests == []
+
+
+async def test_a_non_stream_response_is_invalid() -> None:
+    provider = make_anthropic(Recorder(httpx.Response(200, json={"type": "message"})))
+    events = await collect_provider_events(provider, request())
+    assert events[-1]["error"]["code"] == "invalid_response"
+
+
+async def test_connection_refused_is_classified() -> None:
+    events = await collect_provider_events(
+        make_anthropic(Recorder(httpx.ConnectError("refused", request=None))),  # type: ignore[arg-type]
+        request(),
+    )
+    assert events[-1]["error"]["code"] in ("ECONNRESET", "ECONNREFUSED")
+    assert events[-1]["error"]["retryable"] is True
+
+
+async def test_server_tool_blocks_are_not_client_tool_calls() -> None:
+    stream = [
+        start(USAGE_START),
+        block_start(
+            0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+        ),
+        delta(0, type="input_json_delta", partial_json='{"query": "x"}'),
+        stop(0),
+        block_start(
+            1, {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+        ),
+        stop(1),
+        block_start(2, {"type": "text", "text": ""}),
+        delta(2, type="text_delta", text="found"),
+        stop(2),
+        message_delta("end_turn", {"output_tokens": 3}),
+        END,
+    ]
+    events = await assert_provider_stream_conforms(
+        make_anthropic(_served(stream)), request(), expect_text="found"
+    )
+    assert not [e for e in events if e["type"].startswith("tool_call")]

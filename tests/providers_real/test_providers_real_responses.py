@@ -345,3 +345,9 @@ def test_policy_from_json() -> None:
     assert ResponsesRequestPolicy.from_json({"store": True}).store is True
     with pytest.raises(ConfigError, match="foreign_reasoning"):
         ResponsesRequestPolicy(foreign_reasoning="keep")  # type: ignore[arg-type]
+
+
+def test_encrypted_reasoning_can_be_left_out_of_include() -> None:
+    policy = ResponsesRequestPolicy.from_json({"includeEncryptedReasoning": False})
+    body = provider(served(text_events()), request_policy=policy).build_body(request())
+    assert "include" not in body

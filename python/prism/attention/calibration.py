@@ -271,14 +271,42 @@ class TokenCalibration:
 
     def listener(self, event: Mapping[str, Any]) -> None:
         """A session listener: learns from each ``message_finished`` usage."""
+        self._learn(event)
+
+    def _learn(self, event: Mapping[str, Any]) -> tuple[str, TokenSplit] | None:
         if event.get("type") != "message_finished":
-            return
+            return None
         usage = event.get("usage") or {}
         reported = usage.get("inputTokens")
         pending = self._pending.pop(str(event.get("sessionId")), None)
         if pending is None or not isinstance(reported, int) or isinstance(reported, bool):
-            return
+            return None
         self.observe(pending[0], pending[1], reported)
+        return pending
+
+    async def attach(self, session: Any) -> Callable[[], None]:
+        """Calibrate one session through its public API: models this
+        calibration has not seen are restored from the session's latest
+        :data:`CALIBRATION_ENTRY`, each turn's usage is learned, and the
+        session's attention gate gets the calibrated scale (its cap is divided
+        by billed-per-estimated tokens, so it trips where the provider's count
+        is at the trigger). Register :meth:`provider_request_middleware` on the
+        agent's middleware as well. Returns the unsubscribe function."""
+        restored = TokenCalibration.from_entries(await session.branch_entries())
+        for name, fit in restored._models.items():
+            if name not in self._models:
+                self._models[name] = fit
+
+        def listener(event: Mapping[str, Any]) -> None:
+            learned = self._learn(event)
+            frontier = session.attention_sticky
+            if learned is None or frontier is None:
+                return
+            model, split = learned
+            if split.total > 0:
+                frontier.token_scale = self.estimate(model, split) / split.total
+
+        return session.subscribe(listener)  # type: ignore[no-any-return]
 
     # -- persistence -----------------------------------------------------------
 

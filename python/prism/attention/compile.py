@@ -102,6 +102,11 @@ def compile_attention(
     """
     if not isinstance(compiler, AttentionCompiler):
         compiler = create_attention_compiler(compiler, model=model)
+    scale = frontier.token_scale if frontier is not None else 1.0
+    if scale != 1.0:
+        # A calibrated session: the cap in plain-estimate tokens that holds
+        # the provider's count of the request at the configured cap.
+        compiler = dataclasses.replace(compiler, input_cap=max(1, int(compiler.input_cap / scale)))
     if compiler.incremental and measure_cache is None and frontier is not None:
         measure_cache = frontier.measure_cache
     lists = _group_lists(groups)

@@ -72,6 +72,7 @@ class AttentionStickyFrontier:
         "clone_memo",
         "fold_cache",
         "thinking",
+        "token_scale",
         "tool_call_ids",
     )
 
@@ -87,6 +88,10 @@ class AttentionStickyFrontier:
         self.fold_cache: dict[str, str | None] = {}
         # Key sets of the last checkpoint written to (or read from) a store.
         self._persisted: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+        # Provider-billed tokens per estimated token for this session's recent
+        # requests (prism.attention.calibration sets it): the gate divides its
+        # cap by it, so it trips where the provider's count, not chars/4, is.
+        self.token_scale = 1.0
 
     @property
     def measure_cache(self) -> Any:

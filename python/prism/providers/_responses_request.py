@@ -34,12 +34,15 @@ class ResponsesRequestPolicy:
       them and answers 400) or sent anyway (``"send"``).
     reasoning_summary: asks for reasoning summaries (``"auto"``,
       ``"concise"``, ``"detailed"``) or none (``None``).
+    include_encrypted_reasoning: asks for ``reasoning.encrypted_content``
+      (on by default; turn it off for a gateway that refuses it).
     extra_body: merged into every body last.
     """
 
     store: bool = False
     foreign_reasoning: ForeignReasoning = "omit"
     reasoning_summary: str | None = "auto"
+    include_encrypted_reasoning: bool = True
     extra_body: Mapping[str, JsonValue] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -59,6 +62,7 @@ class ResponsesRequestPolicy:
             "store": "store",
             "foreignReasoning": "foreign_reasoning",
             "reasoningSummary": "reasoning_summary",
+            "includeEncryptedReasoning": "include_encrypted_reasoning",
             "extraBody": "extra_body",
         }
         unknown = sorted(set(data) - set(known))
@@ -123,8 +127,9 @@ def build_responses_body(
         "input": serialize_input(request.get("messages", []), name, policy),
         "stream": True,
         "store": policy.store,
-        "include": ["reasoning.encrypted_content"],
     }
+    if policy.include_encrypted_reasoning:
+        body["include"] = ["reasoning.encrypted_content"]
     tools = request.get("tools")
     if tools:
         body["tools"] = [serialize_tool(t) for t in tools]

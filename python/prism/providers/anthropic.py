@@ -206,7 +206,13 @@ class _MessagesDecoder(Decoder):
                 )
             block.signature = (block.signature or "") + signature
             return []
-        if kind == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+        if (
+            kind == "input_json_delta"
+            and block.kind == "tool_use"
+            and isinstance(delta.get("partial_json"), str)
+        ):
+            # Server-side tools (server_tool_use) stream input too; they run
+            # on the server, so only client tool_use becomes a Prism call.
             block.json.append(delta["partial_json"])
             return [
                 {
