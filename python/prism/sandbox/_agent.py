@@ -302,7 +302,15 @@ class ManagedProcess:
                     self.start_offset += overflow
                 self.lock.notify_all()
 
+    def settle(self) -> None:
+        """Once the process has exited, let the readers take what is still in
+        the pipes (bounded: a background child may hold them open)."""
+        if self.process.poll() is not None:
+            for reader in self.readers:
+                reader.join(timeout=1)
+
     def read(self, since: int) -> dict[str, Any]:
+        self.settle()
         with self.lock:
             end = self.start_offset + len(self.buffer)
             dropped = since < self.start_offset
@@ -438,6 +446,7 @@ class Agent:
             managed.process.wait(timeout=request.get("timeout"))
         except subprocess.TimeoutExpired:
             pass
+        managed.settle()
         return managed.state()
 
     def op_release(self, request: dict[str, Any]) -> dict[str, Any]:
