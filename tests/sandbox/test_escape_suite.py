@@ -4,6 +4,7 @@ host and other sandboxes are unaffected, and the result names the limit hit."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -12,7 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from prism.sandbox import SandboxClosedError
+from prism.sandbox import SandboxClosedError, SandboxLimits
 from prism.sandbox.base import AgentSandbox
 
 pytestmark = pytest.mark.anyio
@@ -182,3 +183,12 @@ async def test_closing_twice_and_killing_mid_command(sandbox_factory: SandboxFac
     with pytest.raises(SandboxClosedError):
         await victim.exec_file("true")
     assert (await bystander.exec_file("echo", ["fine"])).stdout_text == "fine\n"
+
+
+async def test_a_cpu_burner_hits_the_cpu_time_limit(sandbox_factory: SandboxFactory) -> None:
+    sandbox = await sandbox_factory(limits=SandboxLimits(cpu_seconds=1, timeout=60))
+    result = await sandbox.exec_file(PY, ["-c", "while True: pass"])
+    assert result.limit == "cpu_time" and result.signal == signal.SIGXCPU, result
+    assert (
+        await sandbox.exec_file("echo", ["agent unaffected"])
+    ).stdout_text == "agent unaffected\n"

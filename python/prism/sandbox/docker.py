@@ -141,7 +141,7 @@ class DockerSandbox(AgentSandbox):
         with anyio.move_on_after(wait):
             while not socket_path.exists():
                 await anyio.sleep(delay)  # no event to wait on: the socket appears in a bind mount
-                delay = min(delay * 2, 0.1)
+                delay = min(delay * 2, 0.02)
         if not socket_path.exists():
             logs = await self.engine.run("logs", "--tail", "20", self.container_id, check=False)
             raise SandboxUnavailableError(f"the sandbox container did not start its agent: {logs}")
@@ -225,6 +225,7 @@ async def create_docker_sandbox(
         "-S",
         "/opt/prism/agent.py",
         "--socket=/prism-control/agent.sock",
+        f"--rlimits=cpu:{limits.cpu_seconds}",  # per command: the agent itself has none
     ]
     if egress is not None:
         owner = SANDBOX_UID if os.geteuid() == 0 else None

@@ -183,6 +183,16 @@ class NativeSandbox(AgentSandbox):
         self._process: Process | None = None
         self._log: IO[bytes] | None = None
 
+    @property
+    def root(self) -> Path:
+        """The host directory holding this sandbox's control socket and agent."""
+        return self._root
+
+    @property
+    def launcher_pid(self) -> int | None:
+        """Pid of bwrap (or unshare) on the host; everything inside dies with it."""
+        return None if self._process is None else self._process.pid
+
     async def _launch(self, argv: list[str]) -> None:
         self._log = tempfile.TemporaryFile()
         self._process = await anyio.open_process(

@@ -52,6 +52,18 @@ def _mode(value: int, name: str) -> int:
     return value & 0o777
 
 
+def _kind(member: tarfile.TarInfo) -> str:
+    if member.issym():
+        return "symlink"
+    if member.islnk():
+        return "hard link"
+    if member.isfifo():
+        return "fifo"
+    if member.ischr() or member.isblk():
+        return "device node"
+    return "special entry"
+
+
 def read_tar_entries(data: bytes, *, max_bytes: int) -> tuple[list[dict[str, Any]], TarIdentity]:
     """Check a tar and return its entries in the agent's import form."""
     if len(data) > max_bytes * 2 + 1024 * 1024:
@@ -72,15 +84,7 @@ def read_tar_entries(data: bytes, *, max_bytes: int) -> tuple[list[dict[str, Any
                 entries.append({"path": path, "type": "dir", "mode": _mode(member.mode, path)})
                 continue
             if not member.isfile():
-                kind = (
-                    "symlink"
-                    if member.issym()
-                    else "hard link"
-                    if member.islnk()
-                    else "device node"
-                    if member.isdev()
-                    else "special entry"
-                )
+                kind = _kind(member)
                 raise _refuse(member.name, kind)
             total += member.size
             if total > max_bytes or len(entries) >= MAX_ENTRIES:
