@@ -128,6 +128,42 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def _group_alive(pgid: int) -> bool:
+    """A member of the group that is not yet a zombie (SIGKILL is delivered
+    asynchronously; a dying process still shows up for a moment)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+async def _reap_group(pgid: int, limit: float = 5.0) -> None:
+    """Kill the group and wait (bounded) until none of it is running, so a
+    returning call leaves no process of its command behind."""
+    _kill_group(pgid)
+    deadline = time.monotonic() + limit
+    delay = 0.001
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        _kill_group(pgid)  # a member forked while the first signal landed
+        await anyio.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
 class LocalBackend:
     """The local machine (see the module docstring)."""
 
@@ -225,8 +261,8 @@ class LocalBackend:
             timed_out = scope.cancelled_caught
         finally:
             # Timed out or cancelled: nothing it started survives.
-            _kill_group(process.pid)
             with anyio.CancelScope(shield=True):
+                await _reap_group(process.pid)
                 await process.wait()
                 await process.aclose()
         text, omitted = buffer.text()

@@ -176,6 +176,7 @@ def git_tool(
             raise CodingToolError(
                 f"git {op} is destructive and not allowed here (the host must allow it by name)"
             )
+        argv = _argv(ws, op, args)  # paths and refs are checked before anything else
         git_dir = find_git_dir(ws, ws.cwd)
         if git_dir is None:
             raise CodingToolError(f"{ws.relative(ws.cwd)!r} is not inside a git repository")
@@ -185,7 +186,6 @@ def git_tool(
                 f"a {in_progress} is in progress; finish it (resolve conflicts, add, commit) "
                 f"before git {op}"
             )
-        argv = _argv(ws, op, args)
         result = await run_command(
             ws, ctx, name, argv, cwd=None, timeout=ws.limits.shell_default_timeout
         )

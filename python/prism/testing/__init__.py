@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         assert_usage_accounting,
         collect_provider_events,
     )
+    from prism.testing.tool_conformance import assert_tool_dispatch_conforms
 
 _EXPORTS: dict[str, str] = {
     "CacheSimulator": "prism.testing.cache_simulator",
@@ -27,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     "assert_tool_call_deltas_reconstruct": "prism.testing.provider_conformance",
     "assert_usage_accounting": "prism.testing.provider_conformance",
     "collect_provider_events": "prism.testing.provider_conformance",
+    "assert_tool_dispatch_conforms": "prism.testing.tool_conformance",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
 
@@ -37,6 +39,7 @@ __all__ = [
     "assert_provider_stream_conforms",
     "assert_serialized_request_covers_content",
     "assert_tool_call_deltas_reconstruct",
+    "assert_tool_dispatch_conforms",
     "assert_usage_accounting",
     "collect_provider_events",
 ]
