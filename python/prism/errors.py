@@ -26,7 +26,8 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │    └── NoActiveRunError
      ├── StoreError                         a session store could not read or write
      │    ├── DuplicateEntryError (ValueError)
-     │    └── SessionLeaseLostError
+     │    ├── SessionLeaseLostError
+     │    └── CheckpointDamagedError
      ├── ExtensionError                     an extension or one of its contributions failed
      │    ├── CommandError
      │    ├── RegistryClosedError
@@ -43,6 +44,12 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │                                      (prism.providers) a request an adapter cannot send
      ├── BodyError (ValueError)             (prism.providers) a message a native adapter's API cannot carry
      ├── InspectError                       (prism.inspect) the inspector cannot open what it was pointed at
+     ├── SandboxError                       (prism.sandbox) a sandbox refused, failed or hit a limit
+     │    ├── SandboxUnavailableError
+     │    ├── SandboxClosedError
+     │    ├── SandboxPathError (ValueError)
+     │    ├── SandboxLimitError
+     │    └── ProcessUnsupportedError
      └── InvalidMemoryIdError (ValueError)  (prism.memory) not an observational-memory id
 
 tests/test_error_tree.py pins this drawing against the classes.
@@ -222,6 +229,15 @@ class SessionLeaseLostError(StoreError):
     code = "session_lease_lost"
 
 
+class CheckpointDamagedError(StoreError):
+    """A durable run's evidence of what already ran (its newest checkpoint's
+    tool-call lists, or a stored entry of the session quarantined as
+    unreadable) cannot be read, so ``session.resume()`` refuses rather than
+    guess and run a non-idempotent tool twice. Names the session and entry."""
+
+    code = "checkpoint_damaged"
+
+
 class ExtensionError(PrismError):
     """An extension is malformed or could not be loaded, or one of its
     contributions (a command, a registry entry) failed."""
@@ -347,12 +363,3 @@ def error_info(
             text = f"{type(error).__name__}: {text}" if text else type(error).__name__
         info = {"message": text or type(error).__name__, "code": code}
     return redact_error_info(info, redactor)
-
-
-class CheckpointDamagedError(StoreError):
-    """A durable run's evidence of what already ran (its newest checkpoint's
-    tool-call lists, or a stored entry of the session quarantined as
-    unreadable) cannot be read, so ``session.resume()`` refuses rather than
-    guess and run a non-idempotent tool twice. Names the session and entry."""
-
-    code = "checkpoint_damaged"
