@@ -142,7 +142,7 @@ class CatchUp(prism_dbos.DBOSJournal):
         before = self.replayed_entries
         stored = await super().append(entries, write)
         if self.replayed_entries - before == len(entries) and self._run is not None:
-            sticky = self._run.frontier
+            sticky = self._run.port.frontier
             CatchUp.frontier = sticky.to_json() if sticky is not None else None
         return stored
 

@@ -3,49 +3,36 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import sniffio
 
-from prism._clock import utc_timestamp
 from prism.branching import branch_entries, copy_branch
-from prism.contracts import ErrorInfo, Message, ModelConfig, RunFinishedEvent, SessionEntry
-from prism.errors import (
-    ConfigError,
-    NoActiveRunError,
-    PrismError,
-    ProviderError,
-    RunAbortedError,
-    SessionBusyError,
-    UnknownNameError,
-    error_info,
-)
+from prism.contracts import Message, ModelConfig, SessionEntry
+from prism.errors import ConfigError, NoActiveRunError, SessionBusyError, UnknownNameError
 from prism.middleware import report_middleware_errors
-from prism.runtime.autocompact import compact_branch, maybe_auto_compact, merged_options
 from prism.runtime.branch import BranchCache
 from prism.runtime.config import registered_model, validate_model
-from prism.runtime.context import AttentionState, Run, RunClaim, RunJournal, RunPort
+from prism.runtime.context import AttentionState, RunInbox, RunJournal
 from prism.runtime.events import AgentEventListener, EventHub
 from prism.runtime.input import normalize_input
-from prism.runtime.launch import new_port, new_run
-from prism.runtime.loop import Settle, execute_run
-from prism.runtime.options import RunOptions, check_run_option_names
-from prism.runtime.resolve import run_attention
+from prism.runtime.options import RunOptions
 from prism.runtime.result import RunResult
-from prism.runtime.resume import close_unfinished, take_over
+from prism.runtime.runner import BUSY_MESSAGE, Begun, RunDriver
 from prism.runtime.stream import RunStream
-from prism.security.redaction import redact_keeping_ids
-from prism.stores.base import SessionLeaseHolder, SessionStore
+from prism.runtime.writer import SessionWriter
+from prism.stores.base import SessionStore
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from prism.runtime.agent import Agent
 
-BUSY_MESSAGE = "Agent session already has an active run"
+__all__ = ["BUSY_MESSAGE", "AgentSession"]
+
 _NO_REPORTING: AbstractContextManager[None] = nullcontext()
 
 
@@ -62,19 +49,23 @@ class AgentSession:
         self.agent = agent
         self._id = session_id
         self._store = store
-        self._hub = EventHub(session_id, agent.config.redactor)
+        config = agent.config
+        self._hub = EventHub(session_id, config.redactor)
         self.branch = BranchCache()
-        self._loaded = False
-        self._lock: anyio.Lock | None = None
-        # Held by a run (or compaction) until it has wound down completely,
-        # its closing writes included: a dropped stream frees the session
-        # early, and the next run waits here for the old one's closing.
-        self._run_lock: anyio.Lock | None = None
-        # The active run (or manual compaction) from the instant it is claimed.
-        self._claim: RunClaim | None = None
-        self._lease = SessionLeaseHolder(store, session_id)  # the store's run lease
         # Owned by the attention wiring: survives across runs of this session.
         self._attention = AttentionState()
+        self._writer = SessionWriter(
+            store, session_id, config.redactor, self.branch, self._attention
+        )
+        self._runs = RunDriver(
+            config,
+            session_id,
+            store,
+            self._writer,
+            self._hub,
+            self._attention,
+            (self.load, self._reporting, self.new_entry_id),
+        )
 
     # --- identity and cheap state --------------------------------------------------
 
@@ -92,7 +83,7 @@ class AgentSession:
 
     @property
     def is_running(self) -> bool:
-        return self._claim is not None
+        return self._runs.claim is not None
 
     @property
     def attention_sticky(self) -> Any:
@@ -110,7 +101,8 @@ class AgentSession:
 
     @property
     def _active_run_id(self) -> str | None:
-        return self._claim.run_id if self._claim is not None else None
+        claim = self._runs.claim
+        return claim.run_id if claim is not None else None
 
     def new_entry_id(self) -> str:
         return f"entry_{uuid.uuid4().hex[:20]}"
@@ -124,11 +116,11 @@ class AgentSession:
 
     async def load(self) -> AgentSession:
         """Read the session's entries once; the leaf becomes the last appended entry."""
-        if not self._loaded:
+        if not self._writer.loaded:
             entries = await self._store.list(self._id)
             self.branch.reset(entries, None)
-            self._lease.seen(entries)
-            self._loaded = True
+            self._writer.seen(entries)
+            self._writer.loaded = True
             middleware = self.agent.config.middleware
             if middleware is not None and middleware.has("session_start"):
                 with self._reporting(None):
@@ -138,11 +130,11 @@ class AgentSession:
     async def close(self) -> None:
         """Run ``session_shutdown`` middleware (once, if the session was loaded).
         Refused while a run is active; the session can be loaded again later."""
-        if self._claim is not None:
+        if self._runs.claim is not None:
             raise SessionBusyError(BUSY_MESSAGE)
-        if not self._loaded:
+        if not self._writer.loaded:
             return
-        self._loaded = False
+        self._writer.loaded = False
         middleware = self.agent.config.middleware
         if middleware is not None and middleware.has("session_shutdown"):
             with self._reporting(None):
@@ -161,131 +153,9 @@ class AgentSession:
 
         return report_middleware_errors(report)
 
-    def _append_lock(self) -> anyio.Lock:
-        if self._lock is None:
-            # Uncontended (the common case: one run appends at a time) the
-            # lock is taken without a trip through the event loop; the run
-            # still reaches a cancellation point at its next provider or
-            # tool await.
-            self._lock = anyio.Lock(fast_acquire=True)
-        return self._lock
-
-    async def _append_chain(self, entries: list[SessionEntry]) -> list[SessionEntry]:
-        """Append ``entries`` as a chain under the current leaf in one atomic batch."""
-        redactor = self.agent.config.redactor
-        async with self._append_lock():
-            parent = self.branch.leaf_id
-            stamp = utc_timestamp()
-            for entry in entries:
-                entry["parentId"] = parent
-                entry.setdefault("createdAt", stamp)
-                parent = entry["id"]
-            if len(redactor):
-                # Ids are structure: a secret inside one must not orphan the chain.
-                entries = [redact_keeping_ids(entry, redactor) for entry in entries]
-            # Shielded: an abort arriving mid-write must not leave the store
-            # holding entries the cached branch does not know about. The
-            # cancellation lands at the run's next checkpoint instead.
-            with anyio.CancelScope(shield=True):
-                await self._store.append_many(entries)
-                self.branch.extend(entries)
-                self._lease.seen(entries)
-        return entries
-
-    # --- runs ---------------------------------------------------------------------------
-
-    def _claim_run(self, *, accepts_input: bool) -> RunClaim:
-        """Make this session busy, atomically: the claim's cancel scope and
-        inbox exist from now on, so ``abort``/``steer`` work at once."""
-        if self._claim is not None:
-            raise SessionBusyError(BUSY_MESSAGE)
-        run_id = f"run_{uuid.uuid4().hex[:16]}" if accepts_input else None
-        claim = self._claim = RunClaim(run_id, accepts_input=accepts_input)
-        return claim
-
-    def _follow(self, newer: list[SessionEntry] | None) -> None:
-        """Another process or handle appended to this session since this
-        handle last looked: continue from its newest entry, as a fresh load
-        would, instead of forking the conversation from a stale leaf."""
-        if newer is not None and self._loaded:
-            self.branch.reset(newer, None)
-            self.attention_sticky = None  # as on navigate: the frontier follows the branch
-
-    @asynccontextmanager
-    async def _claimed(self) -> AsyncIterator[None]:
-        """The store's lease (one writer per session across handles and
-        processes), following what others appended since this handle looked.
-        Every append path goes through it; a run of this handle already
-        holding it shares it."""
-        async with self._lease.hold() as newer:
-            self._follow(newer)
-            yield
-
-    @asynccontextmanager
-    async def _exclusive(self) -> AsyncIterator[None]:
-        """A run's or compaction's hold: after the previous run of this
-        handle has wound down (its closing writes included), then the lease."""
-        lock = self._run_lock
-        if lock is None:
-            lock = self._run_lock = anyio.Lock(fast_acquire=True)
-        try:
-            # No checkpoint when free: an abort in the run's first instant
-            # lands where it always did, after run_started.
-            lock.acquire_nowait()
-        except anyio.WouldBlock:
-            await lock.acquire()
-        try:
-            async with self._claimed():
-                yield
-        finally:
-            lock.release()
-
-    def _release(self, claim: RunClaim) -> None:
-        """Free the session, unless ``claim`` was already released (a dropped
-        stream frees the session before its run has wound down)."""
-        claim.inbox.close()
-        if self._claim is claim:
-            self._claim = None
-
-    def _port(self, claim: RunClaim, journal: RunJournal | None = None) -> RunPort:
-        hub = self._hub
-        return new_port(
-            self._id,
-            claim,
-            self.branch,
-            self._attention,
-            # Read at emit time: a resumed run takes over its checkpoint's id.
-            lambda event: hub.emit(event, claim.run_id),
-            self._append_chain,
-            journal.entry_id if journal is not None else self.new_entry_id,
-        )
-
-    def _begin(
-        self, input: Any, options: Mapping[str, Any], journal: RunJournal | None = None
-    ) -> tuple[RunClaim, Run, Callable[[], Awaitable[RunResult]]]:
-        """Claim the session and validate input and options; on failure release
-        the claim so nothing is stored or emitted. With a ``journal`` (a
-        replaying engine, ``prism.durable``) the run is durable and takes
-        no queued input: a replay could not reproduce it."""
-        check_run_option_names(options)
-        claim = self._claim_run(accepts_input=journal is None)
-        try:
-            messages = normalize_input(input)
-            if journal is not None:
-                if options.get("durable") is False:
-                    raise ConfigError("a run under a durable-execution engine is always durable")
-                options = {**options, "durable": True}
-            run = new_run(self.agent.config, self._port(claim, journal), journal, **options)
-        except BaseException:
-            self._release(claim)
-            raise
-
-        async def execute() -> RunResult:
-            result = await self._execute(claim, run, messages)
-            assert result is not None  # only a resume finds nothing to do
-            return result
-
-        return claim, run, execute
+    def _begin(self, input: Any, options: Any, journal: RunJournal | None = None) -> Begun:
+        """Claim a run (``prism.durable.run_journaled`` passes a journal)."""
+        return self._runs.begin(input, options, journal)
 
     async def run(
         self, input: str | Message | Sequence[Message], **options: Unpack[RunOptions]
@@ -300,7 +170,7 @@ class AgentSession:
         left unfinished on the branch (its process died) is closed first
         (docs/durable.md).
         """
-        _, _, execute = self._begin(input, options)
+        _, _, execute = self._runs.begin(input, options)
         return await execute()
 
     async def resume(self, **options: Unpack[RunOptions]) -> RunResult | None:
@@ -315,15 +185,7 @@ class AgentSession:
         options apply to the rest of the run; the run stays durable. A run
         a replaying engine owns (DBOS) is refused with ``ConfigError``: the
         engine recovers it. See docs/durable.md."""
-        check_run_option_names(options)
-        claim = self._claim_run(accepts_input=True)
-        try:
-            resolved: dict[str, Any] = {**options, "durable": True}
-            run = new_run(self.agent.config, self._port(claim), **resolved)
-        except BaseException:
-            self._release(claim)
-            raise
-        return await self._execute(claim, run, [], resuming=True)
+        return await self._runs.resume(options)
 
     def run_sync(
         self, input: str | Message | Sequence[Message], **options: Unpack[RunOptions]
@@ -341,86 +203,6 @@ class AgentSession:
         result: RunResult | None = anyio.run(lambda: self.resume(**options))
         return result
 
-    async def _prepare(self, run: Run, resuming: bool) -> tuple[bool, Settle | None]:
-        """Once loaded and before ``run_started``: put a replayed run back
-        where it began, take over the run to resume (``(False, None)`` when
-        there is none), or close an unfinished one a new run finds."""
-        steps = run.steps
-        await steps.begin(run, lambda: self._store.list(self._id))
-        if resuming:
-            parse_errors = getattr(self._store, "parse_errors", None)
-            point = take_over(run, self.branch.entries, parse_errors or ())
-            if point is None:
-                return False, None
-            return True, lambda: steps.settle(point)  # type: ignore[attr-defined]
-        if self.branch.has_unfinished_run:
-            await close_unfinished(run)
-        return True, None
-
-    async def _execute(
-        self, claim: RunClaim, run: Run, messages: list[Message], resuming: bool = False
-    ) -> RunResult | None:
-        result: RunResult | None = None
-        failure: BaseException | None = None
-        progress = run.progress
-        try:
-            with self._reporting(claim.run_id), claim.scope:
-                # One run per session across processes too, after the
-                # previous run of this handle has closed.
-                async with self._exclusive():
-                    await self.load()
-                    go, settle = await self._prepare(run, resuming)
-                    if not go:
-                        self._release(claim)
-                        return None  # nothing unfinished: resuming is a no-op
-                    run.port.emit({"type": "run_started"})
-                    progress.started = True
-                    try:
-                        result = await execute_run(run, messages, settle)
-                    except BaseException:
-                        await run.steps.fail(claim.scope.cancel_called)
-                        raise
-        except anyio.get_cancelled_exc_class():
-            # Cancelled from outside (the caller's scope): still report it.
-            self._release(claim)
-            if progress.started:
-                self._emit_error(run, RunAbortedError(), claim.abort_reason)
-            raise
-        except Exception as error:
-            failure = error
-        self._release(claim)
-        if result is None and failure is None:
-            failure = RunAbortedError()  # the claim's scope was cancelled: abort()
-        if failure is not None:
-            if not progress.started:
-                # Failed (or aborted) while loading: nothing was emitted or stored.
-                raise failure
-            raise self._emit_error(run, failure, claim.abort_reason) from None
-        assert result is not None
-        finished: RunFinishedEvent = {
-            "type": "run_finished",
-            "usage": result.usage.copy(),
-            "toolRounds": result.tool_rounds,
-        }
-        if result.stop_reason is not None:
-            finished["stopReason"] = result.stop_reason
-        run.port.emit(finished)
-        return result
-
-    def _emit_error(self, run: Run, error: BaseException, reason: str | None) -> BaseException:
-        """Emit the run's ``error`` event; return the exception the caller should see
-        (its text redacted when secrets are configured)."""
-        redactor = self.agent.config.redactor
-        info: ErrorInfo = dict(error_info(error, redactor))  # type: ignore[assignment]
-        if isinstance(error, RunAbortedError) and reason:
-            info["details"] = {"reason": redactor.redact_text(reason)}
-        run.port.emit({"type": "error", "error": info})
-        if len(redactor) and redactor.contains(str(error)):
-            if isinstance(error, ProviderError):
-                return ProviderError(info)
-            return PrismError(info["message"], code=info.get("code"))
-        return error
-
     def stream(
         self, input: str | Message | Sequence[Message], **options: Unpack[RunOptions]
     ) -> RunStream:
@@ -431,13 +213,14 @@ class AgentSession:
         the loop or the block early, or dropping the iterator, aborts the run
         and frees the session; see :class:`~prism.runtime.stream.RunStream`.
         """
-        return RunStream(lambda: self._begin(input, options), self._hub.subscribe, self._release)
+        runs = self._runs
+        return RunStream(lambda: runs.begin(input, options), self._hub.subscribe, runs.release)
 
     def abort(self, reason: str | None = None) -> bool:
         """Cancel the active run (its error is ``RunAbortedError``, code
         ``"aborted"``). Returns False when there was no run to abort. Works
         from the instant the run is claimed, before it has loaded."""
-        claim = self._claim
+        claim = self._runs.claim
         if claim is None or claim.run_id is None:
             return False
         claim.abort(reason)
@@ -456,8 +239,8 @@ class AgentSession:
         it would otherwise finish."""
         self._inbox("follow_up").follow_up(normalize_input(message))
 
-    def _inbox(self, what: str) -> Any:
-        claim = self._claim
+    def _inbox(self, what: str) -> RunInbox:
+        claim = self._runs.claim
         if claim is None or not claim.inbox.is_open:
             raise NoActiveRunError(f"Cannot {what}: the session has no active run")
         return claim.inbox
@@ -497,7 +280,7 @@ class AgentSession:
         if not isinstance(label, str) or not label:
             raise ConfigError("label must be a non-empty string")
         await self.load()
-        async with self._claimed():
+        async with self._writer.claimed():
             target = target_id if target_id is not None else self.branch.leaf_id
             if target is None:
                 return await self._append_entry("label", label=label)
@@ -528,8 +311,8 @@ class AgentSession:
             "kind": kind,
             **fields,
         }
-        async with self._claimed():
-            (stored,) = await self._append_chain([entry])  # type: ignore[list-item]
+        async with self._writer.claimed():
+            (stored,) = await self._writer.append_chain([entry])  # type: ignore[list-item]
         return stored
 
     async def entries(self) -> list[SessionEntry]:
@@ -554,7 +337,7 @@ class AgentSession:
             "sessionId": self._id,
             "leafId": self.branch.leaf_id,
             "model": self.current_model,
-            "isRunning": self._claim is not None,
+            "isRunning": self._runs.claim is not None,
             "runId": self._active_run_id,
             "entryCount": len(self.branch.entries),
             "messageCount": len(self.branch.messages),
@@ -568,19 +351,9 @@ class AgentSession:
         Options are ``CompactionOptions`` fields (snake_case), layered over the
         agent's compaction config. Returns the appended compaction entry.
         """
-        claim = self._claim_run(accepts_input=False)
-        try:
-            with self._reporting(None):
-                async with self._exclusive():
-                    await self.load()
-                    config = self.agent.config
-                    merged = merged_options(config, options)
-                    run = new_run(config, self._port(claim), resolve=False, retry=config.retry)
-                    return await compact_branch(
-                        run.settings, run.port, run.steps, merged, trigger="manual"
-                    )
-        finally:
-            self._release(claim)
+        entry = await self._runs.compact(options, auto=False)
+        assert entry is not None
+        return entry
 
     async def auto_compact(self, **options: Any) -> SessionEntry | None:
         """Ask the compaction trigger now, exactly as a run does once before
@@ -589,34 +362,18 @@ class AgentSession:
         ``trigger=...``). Returns the compaction entry, or None when no
         trigger is configured or it did not fire. Refused while a run is
         active."""
-        claim = self._claim_run(accepts_input=False)
-        try:
-            with self._reporting(None):
-                async with self._exclusive():
-                    await self.load()
-                    config = self.agent.config
-                    run = new_run(
-                        config,
-                        self._port(claim),
-                        resolve=False,
-                        retry=config.retry,
-                        compaction=merged_options(config, options),
-                        attention=run_attention(config.attention_compiler, None),
-                    )
-                    return await maybe_auto_compact(run.settings, run.port, run.steps)
-        finally:
-            self._release(claim)
+        return await self._runs.compact(options, auto=True)
 
     # --- branches and sessions -------------------------------------------------------------
 
     async def navigate(self, entry_id: str) -> None:
         """Move the leaf to ``entry_id`` in this session; the next run branches from there."""
-        if self._claim is not None:
+        if self._runs.claim is not None:
             raise SessionBusyError(BUSY_MESSAGE)
         await self.load()
         entries = await self._store.list(self._id)
         self.branch.reset(entries, entry_id)
-        self._lease.seen(entries)
+        self._writer.seen(entries)
         # The sticky frontier belongs to a branch: the next compiler-on turn
         # restores the one checkpointed on the branch moved to (or starts
         # empty), instead of carrying the old branch's stubs across.
@@ -638,7 +395,7 @@ class AgentSession:
         if copies:
             await new._store.append_many(copies)
         new.branch.reset(copies, copies[-1]["id"] if copies else None)
-        new._lease.seen(copies)
+        new._writer.seen(copies)
         return new
 
     async def clone(self, *, id: str | None = None) -> AgentSession:

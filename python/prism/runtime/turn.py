@@ -26,7 +26,7 @@ from prism.contracts import (
     Usage,
 )
 from prism.providers.base import error_info_from_exception
-from prism.runtime.context import RunPort, RunSettings
+from prism.runtime.context import Emit, RunPort, RunSettings
 from prism.runtime.options import parse_arguments
 from prism.security.limits import tool_arguments_problem
 
@@ -165,26 +165,139 @@ def _new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:16]}"
 
 
+class _TurnStream:
+    """The assistant message being assembled from one provider stream."""
+
+    __slots__ = ("by_index", "emit", "outcome", "signature", "slots", "text", "thinking", "usage")
+
+    def __init__(self, outcome: TurnOutcome, emit: Emit) -> None:
+        self.outcome = outcome
+        self.emit = emit
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.signature: str | None = None
+        self.slots: list[_CallSlot] = []
+        self.by_index: dict[int, _CallSlot] = {}
+        self.usage: Usage = {}
+
+    def start(self) -> None:
+        outcome = self.outcome
+        if not outcome.output_started:
+            outcome.output_started = True
+            self.emit(
+                {"type": "message_started", "role": "assistant", "messageId": outcome.message_id}
+            )
+
+    def delta(self, kind: Any, text: str) -> None:
+        self.start()
+        self.emit(
+            {
+                "type": "message_delta",
+                "messageId": self.outcome.message_id,
+                "delta": {"type": kind, "text": text},
+            }
+        )
+
+    def feed(self, event: Any) -> bool:
+        """Take one provider event; True when the stream is over."""
+        kind = event.get("type")
+        if kind == "content_delta":
+            self.text.append(event["text"])
+            self.delta("text", event["text"])
+        elif kind == "thinking_delta":
+            self.thinking.append(event["text"])
+            if event.get("signature"):
+                self.signature = event["signature"]
+            self.delta("thinking", event["text"])
+        elif kind == "tool_call_delta":
+            self.start()
+            self._call_delta(event)
+        elif kind == "tool_call":
+            self.start()
+            self._call(event["toolCall"])
+        elif kind == "usage":
+            self.usage.update(event.get("usage") or Usage())
+        elif kind == "done":
+            self.usage.update(event.get("usage") or Usage())
+            self.outcome.stop_reason = event.get("stopReason")
+            return True
+        elif kind == "error":
+            self.outcome.error = dict(event.get("error") or {"message": "provider error"})  # type: ignore[assignment]
+            return True
+        return False
+
+    def _call_delta(self, event: Any) -> None:
+        slot = self.by_index.get(event["index"])
+        if slot is None:
+            slot = self.by_index[event["index"]] = _CallSlot()
+            self.slots.append(slot)
+        if event.get("id"):
+            slot.id = event["id"]
+        if event.get("name"):
+            slot.name += event["name"]
+        if event.get("argumentsDelta"):
+            slot.parts.append(event["argumentsDelta"])
+
+    def _call(self, complete: Any) -> None:
+        # A provider may stream a call as deltas and then close it with the
+        # complete call; the complete form wins, once.
+        slot = next((s for s in self.slots if s.id is not None and s.id == complete["id"]), None)
+        if slot is None:
+            slot = _CallSlot()
+            self.slots.append(slot)
+        slot.id, slot.name, slot.complete = complete["id"], complete["name"], True
+        slot.arguments = dict(complete.get("arguments") or {})
+
+    def finish(self, redactor: Any) -> None:
+        """Build the assistant message and emit ``message_finished``."""
+        outcome = self.outcome
+        content: list[ContentBlock] = []
+        if self.thinking:
+            block: dict[str, Any] = {"type": "thinking", "text": "".join(self.thinking)}
+            if self.signature is not None:
+                block["signature"] = self.signature
+            content.append(block)  # type: ignore[arg-type]
+        if self.text:
+            content.append({"type": "text", "text": "".join(self.text)})
+        for slot in self.slots:
+            call_id = slot.id or _new_call_id()
+            if slot.complete:
+                arguments, problem = slot.arguments or {}, None
+            else:
+                arguments, problem = parse_arguments("".join(slot.parts))
+            if problem is None:
+                # One nesting limit at the provider edge: deeper arguments become
+                # a tool error for the model, not a failed store or redactor walk.
+                problem = tool_arguments_problem(arguments, redactor)
+            if problem is not None:
+                arguments = {}
+                outcome.invalid_calls[call_id] = problem
+            call: ToolCall = {"id": call_id, "name": slot.name, "arguments": arguments}
+            outcome.tool_calls.append(call)
+            content.append({"type": "tool_call", **call})
+        outcome.message = {"role": "assistant", "content": content}
+        self.start()
+        finished: MessageFinishedEvent = {
+            "type": "message_finished",
+            "role": "assistant",
+            "messageId": outcome.message_id,
+            "message": outcome.message,
+        }
+        if self.usage:
+            finished["usage"] = self.usage
+        if outcome.stop_reason is not None:
+            finished["stopReason"] = outcome.stop_reason
+        self.emit(finished)
+
+
 async def stream_turn(
     settings: RunSettings, port: RunPort, request: ProviderRequest, message_id: str
 ) -> TurnOutcome:
     """Stream one provider response. Never raises for provider faults: they
     come back in ``outcome.error``. Cancellation propagates."""
-    emit = port.emit
     config = settings.config
     outcome = TurnOutcome(message_id=message_id)
-    text: list[str] = []
-    thinking: list[str] = []
-    signature: str | None = None
-    slots: list[_CallSlot] = []
-    by_index: dict[int, _CallSlot] = {}
-    usage: Usage = {}
-
-    def start() -> None:
-        if not outcome.output_started:
-            outcome.output_started = True
-            emit({"type": "message_started", "role": "assistant", "messageId": message_id})
-
+    turn = _TurnStream(outcome, port.emit)
     provider = config.provider_for(settings.model_on(port.branch))
     try:
         # Provider output is untrusted: it is read defensively as plain dicts
@@ -196,107 +309,13 @@ async def stream_turn(
         closer = aclosing(stream) if hasattr(stream, "aclose") else nullcontext()
         async with closer:
             async for event in stream:
-                kind = event.get("type")
-                if kind == "content_delta":
-                    start()
-                    text.append(event["text"])
-                    emit(
-                        {
-                            "type": "message_delta",
-                            "messageId": message_id,
-                            "delta": {"type": "text", "text": event["text"]},
-                        }
-                    )
-                elif kind == "thinking_delta":
-                    start()
-                    thinking.append(event["text"])
-                    if event.get("signature"):
-                        signature = event["signature"]
-                    emit(
-                        {
-                            "type": "message_delta",
-                            "messageId": message_id,
-                            "delta": {"type": "thinking", "text": event["text"]},
-                        }
-                    )
-                elif kind == "tool_call_delta":
-                    start()
-                    slot = by_index.get(event["index"])
-                    if slot is None:
-                        slot = by_index[event["index"]] = _CallSlot()
-                        slots.append(slot)
-                    if event.get("id"):
-                        slot.id = event["id"]
-                    if event.get("name"):
-                        slot.name += event["name"]
-                    if event.get("argumentsDelta"):
-                        slot.parts.append(event["argumentsDelta"])
-                elif kind == "tool_call":
-                    start()
-                    complete = event["toolCall"]
-                    # A provider may stream a call as deltas and then close it
-                    # with the complete call; the complete form wins, once.
-                    slot = next(
-                        (s for s in slots if s.id is not None and s.id == complete["id"]),
-                        None,
-                    )
-                    if slot is None:
-                        slot = _CallSlot()
-                        slots.append(slot)
-                    slot.id, slot.name, slot.complete = complete["id"], complete["name"], True
-                    slot.arguments = dict(complete.get("arguments") or {})
-                elif kind == "usage":
-                    usage.update(event.get("usage") or Usage())
-                elif kind == "done":
-                    usage.update(event.get("usage") or Usage())
-                    outcome.stop_reason = event.get("stopReason")
-                    break
-                elif kind == "error":
-                    outcome.error = dict(event.get("error") or {"message": "provider error"})  # type: ignore[assignment]
+                if turn.feed(event):
                     break
     except anyio.get_cancelled_exc_class():
         raise
     except Exception as error:
         outcome.error = error_info_from_exception(error, config.redactor)
-    outcome.usage = usage
-    if outcome.error is not None:
-        return outcome
-
-    content: list[ContentBlock] = []
-    if thinking:
-        block: dict[str, Any] = {"type": "thinking", "text": "".join(thinking)}
-        if signature is not None:
-            block["signature"] = signature
-        content.append(block)  # type: ignore[arg-type]
-    if text:
-        content.append({"type": "text", "text": "".join(text)})
-    for slot in slots:
-        call_id = slot.id or _new_call_id()
-        if slot.complete:
-            arguments, problem = slot.arguments or {}, None
-        else:
-            arguments, problem = parse_arguments("".join(slot.parts))
-        if problem is None:
-            # One nesting limit at the provider edge: deeper arguments become
-            # a tool error for the model, not a failed store or redactor walk.
-            problem = tool_arguments_problem(arguments, config.redactor)
-        if problem is not None:
-            arguments = {}
-            outcome.invalid_calls[call_id] = problem
-        call: ToolCall = {"id": call_id, "name": slot.name, "arguments": arguments}
-        outcome.tool_calls.append(call)
-        content.append({"type": "tool_call", **call})
-    outcome.message = {"role": "assistant", "content": content}
-    start()
-    finished: MessageFinishedEvent = {
-        "type": "message_finished",
-        "role": "assistant",
-        "messageId": message_id,
-        "message": outcome.message,
-    }
-    if usage:
-        finished["usage"] = usage
-    if outcome.stop_reason is not None:
-        finished["stopReason"] = outcome.stop_reason
-    emit(finished)
+    outcome.usage = turn.usage
+    if outcome.error is None:
+        turn.finish(config.redactor)
     return outcome
