@@ -259,3 +259,17 @@ def test_a_closed_stdin_reads_as_empty(cli_env: dict[str, str], tmp_path: Path) 
     missing = run_closed(cli_env, tmp_path, 0)
     assert missing.returncode == 2 and b"-p/--prompt is required" in missing.stderr
     assert b"AttributeError" not in missing.stderr
+
+
+def test_an_openai_base_url_variable_with_a_line_break_is_named(
+    config_env: dict[str, str],
+) -> None:
+    done = subprocess.run(
+        [str(prism_executable()), "--provider", "openai", "-p", "hi"],
+        env={**config_env, "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://h/v1\r\n"},
+        capture_output=True,
+        timeout=SAFETY_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert b"OPENAI_BASE_URL must not contain spaces, tabs, line breaks" in done.stderr

@@ -151,7 +151,9 @@ async def test_a_server_idle_session_timeout_spares_the_lease_connection(
 ) -> None:
     """The lease connection is idle as long as a run lasts; the server's
     idle_session_timeout must not end it (the store turns it off there)."""
-    dsn = pg_dsn.replace("options='", "options='-c idle_session_timeout=100 ")
+    # Long enough that a fresh connection is not reaped before its first use
+    # on a loaded machine; the test waits for the reaping, not for a time.
+    dsn = pg_dsn.replace("options='", "options='-c idle_session_timeout=2000 ")
     async with (
         create_postgres_session_store(dsn, statement_timeout_ms=None) as a,
         create_postgres_session_store(pg_dsn) as b,

@@ -76,7 +76,7 @@ def create_cli_provider(
         )
     base_url = options.base_url or entry.get("baseUrl")
     if base_url is None and options.provider == "openai" and env.get("OPENAI_BASE_URL"):
-        base_url = check_base_url(env["OPENAI_BASE_URL"])
+        base_url = check_base_url(env["OPENAI_BASE_URL"], "OPENAI_BASE_URL")
     provider = create_preset_provider(package, api_key, base_url=base_url)
     wanted = options.model or entry.get("model")
     model = package.model_or_custom(wanted) if wanted else package.model(None)
