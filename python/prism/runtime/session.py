@@ -345,7 +345,9 @@ class AgentSession:
                         if point is None:
                             self._release(claim)
                             return None  # nothing unfinished: resuming is a no-op
-                    run.emit({"type": "run_started"})
+                    # The run's model (its override, else the session's), so a
+                    # listener (telemetry) reports what this run really uses.
+                    run.emit({"type": "run_started", "model": run.current_model})
                     run.started = True
                     try:
                         result = await execute_run(run, messages, point)
