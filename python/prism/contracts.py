@@ -298,6 +298,9 @@ class _AgentEventBase(TypedDict):
 
 class RunStartedEvent(_AgentEventBase):
     type: Literal["run_started"]
+    model: NotRequired[ModelConfig]
+    """The run's model: its override, else the branch's latest model change,
+    else the agent's."""
 
 
 class MessageStartedEvent(_AgentEventBase):

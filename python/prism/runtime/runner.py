@@ -182,7 +182,9 @@ class RunDriver:
                     if not go:
                         self.release(claim)
                         return None  # nothing unfinished: resuming is a no-op
-                    run.port.emit({"type": "run_started"})
+                    # The run's model (its override, else the session's), so a
+                    # listener (telemetry) reports what this run really uses.
+                    run.port.emit({"type": "run_started", "model": run.current_model})
                     progress.started = True
                     try:
                         result = await execute_run(run, messages, settle)

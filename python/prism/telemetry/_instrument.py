@@ -9,15 +9,23 @@ A provider turn has no "started" event: its span begins where the previous
 step of the run ended (run start, the last tool result of a round, the end
 of a compaction, or a turn that asked for no tools) and is opened lazily,
 back-dated to that instant, by the first event that belongs to it.
+
+State is kept by run id, not by session id: two runs of one session can
+overlap (a dropped stream's run still closing while the next one starts, or
+two handles on one session), and each run's events must end its own spans.
+A run's state is freed when the run ends; what outlives runs (the attention
+frontier counts per session) sits in a bounded LRU, so a long-lived process
+that sees millions of sessions keeps a fixed amount.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from opentelemetry import metrics, trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
@@ -45,6 +53,15 @@ TOOL_RESULT = "gen_ai.tool.call.result"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 ERROR_TYPE = "error.type"
 RUN_ID = "prism.run.id"
+TOOL_UNREGISTERED = "prism.tool.unregistered"
+
+# Sessions whose attention-frontier counts are remembered between runs. One
+# evicted behaves like a session resumed in a new process: its next gate trip
+# counts as a cache bust, which it usually is after that long.
+MAX_TRACKED_SESSIONS: Final = 4096
+# The metric value for a tool name the agent does not register: a name the
+# model invented is content (and would make the metric's cardinality unbounded).
+UNREGISTERED_TOOL: Final = "(unregistered)"
 
 
 def _json(value: Any) -> str:
@@ -55,6 +72,7 @@ def _json(value: Any) -> str:
 class _RunSpans:
     span: Span
     model: Mapping[str, Any]
+    session_id: str
     turn: Span | None = None
     turn_started_ns: int = 0
     turn_index: int = 0
@@ -63,21 +81,11 @@ class _RunSpans:
     compaction: Span | None = None
 
 
-@dataclass(slots=True)
-class _SessionState:
-    model: Mapping[str, Any]
-    run: _RunSpans | None = None
-    compaction: Span | None = None
-    # The sticky frontier only grows between compactions: a larger count than
-    # last time means this turn rewrote the cached prefix (a cache bust).
-    reduced: tuple[int, int] = (0, 0)
-
-
 class Instrumentation:
     """A live instrumentation; call :meth:`uninstrument` to detach it.
 
-    One instance may watch many sessions (an agent's); it keys its state by
-    session id, and each session runs at most one run at a time.
+    One instance may watch many sessions (an agent's) and overlapping runs;
+    it keys span state by run id and frees it when the run ends.
     """
 
     def __init__(
@@ -85,6 +93,7 @@ class Instrumentation:
         *,
         default_model: Mapping[str, Any],
         agent_name: str,
+        is_registered_tool: Callable[[str], bool],
         tracer_provider: Any,
         meter_provider: Any,
         capture_content: bool,
@@ -95,13 +104,40 @@ class Instrumentation:
         self._default_model = default_model
         self._agent_name = agent_name
         self._capture = capture_content
-        self._sessions: dict[str, _SessionState] = {}
+        self._is_registered_tool = is_registered_tool
+        # Open runs by run id; a run's entry goes when it finishes or fails.
+        self._runs: dict[str, _RunSpans] = {}
+        # Compactions outside a run, by session id, until they finish.
+        self._compactions: dict[str, Span] = {}
+        # The sticky frontier only grows between compactions: a larger count
+        # than last time means this turn rewrote the cached prefix (a cache
+        # bust). Kept per session across runs, least recently used first out.
+        self._frontiers: OrderedDict[str, tuple[int, int]] = OrderedDict()
         self._detach: list[Callable[[], None]] = []
 
     def uninstrument(self) -> None:
         for detach in self._detach:
             detach()
         self._detach.clear()
+        # Runs still open will send no more events here: end their spans now
+        # rather than keep them (and their state) forever.
+        now = time.time_ns()
+        for run in self._runs.values():
+            for span, _started, _name in run.tools.values():
+                span.end(end_time=now)
+            for open_span in (run.compaction, run.turn, run.span):
+                if open_span is not None:
+                    open_span.end(end_time=now)
+        self._runs.clear()
+        for span in self._compactions.values():
+            span.end(end_time=now)
+        self._compactions.clear()
+
+    @property
+    def tracked(self) -> tuple[int, int]:
+        """``(open runs, sessions with remembered frontier counts)``: what
+        this instrumentation holds right now (bounded; see the module doc)."""
+        return len(self._runs), len(self._frontiers)
 
     # --- the listener --------------------------------------------------------------
 
@@ -110,16 +146,21 @@ class Instrumentation:
         handler = _HANDLERS.get(kind)  # type: ignore[arg-type]
         if handler is None:
             return
-        session_id = event.get("sessionId", "")
-        state = self._sessions.get(session_id)
-        if state is None:
-            state = self._sessions[session_id] = _SessionState(model=self._default_model)
-        handler(self, state, event)
+        run_id = event.get("runId")
+        run = self._runs.get(run_id) if isinstance(run_id, str) else None
+        handler(self, run, event)
+
+    def _status(self, message: object) -> Status:
+        # An error message may quote the prompt or the model's output (a
+        # provider echoing the request): content, so only with capture on.
+        return Status(StatusCode.ERROR, str(message or "") if self._capture else None)
 
     # --- runs ----------------------------------------------------------------------
 
-    def _run_started(self, state: _SessionState, event: Mapping[str, Any]) -> None:
-        model = state.model
+    def _run_started(self, _run: _RunSpans | None, event: Mapping[str, Any]) -> None:
+        announced = event.get("model")
+        model = announced if isinstance(announced, Mapping) else self._default_model
+        run_id = str(event.get("runId", ""))
         span = self._tracer.start_span(
             f"invoke_agent {self._agent_name}",
             kind=SpanKind.INTERNAL,
@@ -129,15 +170,20 @@ class Instrumentation:
                 PROVIDER: str(model.get("provider", "")),
                 REQUEST_MODEL: str(model.get("model", "")),
                 CONVERSATION: str(event.get("sessionId", "")),
-                RUN_ID: str(event.get("runId", "")),
+                RUN_ID: run_id,
             },
         )
-        state.run = _RunSpans(span=span, model=model, turn_started_ns=time.time_ns())
+        self._runs[run_id] = _RunSpans(
+            span=span,
+            model=model,
+            session_id=str(event.get("sessionId", "")),
+            turn_started_ns=time.time_ns(),
+        )
 
-    def _run_finished(self, state: _SessionState, event: Mapping[str, Any]) -> None:
-        run = state.run
+    def _run_finished(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
         if run is None:
             return
+        self._runs.pop(str(event.get("runId", "")), None)
         usage = event.get("usage") or {}
         run.span.set_attributes(
             {
@@ -148,15 +194,14 @@ class Instrumentation:
         )
         run.span.set_status(Status(StatusCode.OK))
         run.span.end()
-        state.run = None
 
-    def _error(self, state: _SessionState, event: Mapping[str, Any]) -> None:
+    def _error(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
         error = event.get("error") or {}
         code = str(error.get("code") or "error")
-        status = Status(StatusCode.ERROR, str(error.get("message", "")))
-        run = state.run
+        status = self._status(error.get("message"))
         if run is None:
             return
+        self._runs.pop(str(event.get("runId", "")), None)
         now = time.time_ns()
         for span, started, name in run.tools.values():
             span.set_attribute(ERROR_TYPE, code)
@@ -177,12 +222,13 @@ class Instrumentation:
         run.span.set_attribute(ERROR_TYPE, code)
         run.span.set_status(status)
         run.span.end(end_time=now)
-        state.run = None
 
-    def _model_changed(self, state: _SessionState, event: Mapping[str, Any]) -> None:
+    def _model_changed(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
+        # Between runs the next run_started carries the model; inside a run
+        # the change applies to that run's later turns.
         model = event.get("model")
-        if isinstance(model, Mapping):
-            state.model = model
+        if run is not None and isinstance(model, Mapping):
+            run.model = model
 
     # --- provider turns ------------------------------------------------------------
 
@@ -204,15 +250,15 @@ class Instrumentation:
             )
         return run.turn
 
-    def _turn_output(self, state: _SessionState, _event: Mapping[str, Any]) -> None:
-        if state.run is not None:
-            self._turn(state.run)
+    def _turn_output(self, run: _RunSpans | None, _event: Mapping[str, Any]) -> None:
+        if run is not None:
+            self._turn(run)
 
-    def _retry(self, state: _SessionState, event: Mapping[str, Any]) -> None:
-        if state.run is None:
+    def _retry(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
+        if run is None:
             return
         error = event.get("error") or {}
-        self._turn(state.run).add_event(
+        self._turn(run).add_event(
             "prism.retry",
             {
                 "prism.retry.attempt": int(event.get("attempt", 0)),
@@ -220,10 +266,9 @@ class Instrumentation:
                 ERROR_TYPE: str(error.get("code") or "error"),
             },
         )
-        self._metrics.retry(state.run.model)
+        self._metrics.retry(run.model)
 
-    def _message_finished(self, state: _SessionState, event: Mapping[str, Any]) -> None:
-        run = state.run
+    def _message_finished(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
         if run is None:
             return
         span = self._turn(run)
@@ -252,13 +297,22 @@ class Instrumentation:
         # starts now; otherwise the round's last tool result starts it.
         run.turn_started_ns = now
 
-    def _attention(self, state: _SessionState, event: Mapping[str, Any]) -> None:
+    def _remember_frontier(self, session_id: str, reduced: tuple[int, int]) -> tuple[int, int]:
+        """Store ``reduced`` for the session; return what was stored before."""
+        frontiers = self._frontiers
+        before = frontiers.pop(session_id, (0, 0))
+        frontiers[session_id] = reduced
+        if len(frontiers) > MAX_TRACKED_SESSIONS:
+            frontiers.popitem(last=False)
+        return before
+
+    def _attention(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
         reduced = (
             int(event.get("droppedThinkingTurns", 0)),
             int(event.get("stubbedToolResults", 0)),
         )
-        bust = reduced[0] > state.reduced[0] or reduced[1] > state.reduced[1]
-        state.reduced = reduced
+        before = self._remember_frontier(str(event.get("sessionId", "")), reduced)
+        bust = reduced[0] > before[0] or reduced[1] > before[1]
         attributes = {
             "prism.attention.used": int(event.get("used", 0)),
             "prism.attention.used_after": int(event.get("usedAfter", 0)),
@@ -269,37 +323,46 @@ class Instrumentation:
             "prism.attention.truncated": bool(event.get("truncated", False)),
             "prism.attention.cache_bust": bust,
         }
-        if state.run is not None:
-            self._turn(state.run).add_event("prism.attention.gate", attributes)
-        self._metrics.gate(state.model, bust)
+        if run is not None:
+            self._turn(run).add_event("prism.attention.gate", attributes)
+        self._metrics.gate(run.model if run is not None else self._default_model, bust)
 
     # --- tools ---------------------------------------------------------------------
 
-    def _tool_call(self, state: _SessionState, event: Mapping[str, Any]) -> None:
-        run = state.run
+    def _tool_call(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
         call = event.get("toolCall") or {}
         if run is None or not call:
             return
         name = str(call.get("name", ""))
+        registered = self._is_registered_tool(name)
         attributes: dict[str, Any] = {
             OPERATION: "execute_tool",
-            TOOL_NAME: name,
             TOOL_CALL_ID: str(call.get("id", "")),
         }
+        # A name the agent does not register is whatever the model wrote:
+        # content, kept out of the span (name and attributes) unless captured.
+        shown = registered or self._capture
+        if shown:
+            attributes[TOOL_NAME] = name
+        if not registered:
+            attributes[TOOL_UNREGISTERED] = True
         if self._capture:
             attributes[TOOL_ARGUMENTS] = _json(call.get("arguments", {}))
         started = time.time_ns()
         span = self._tracer.start_span(
-            f"execute_tool {name}",
+            f"execute_tool {name}" if shown else "execute_tool",
             context=trace.set_span_in_context(run.span),
             kind=SpanKind.INTERNAL,
             start_time=started,
             attributes=attributes,
         )
-        run.tools[str(call.get("id", ""))] = (span, started, name)
+        run.tools[str(call.get("id", ""))] = (
+            span,
+            started,
+            name if registered else UNREGISTERED_TOOL,
+        )
 
-    def _tool_result(self, state: _SessionState, event: Mapping[str, Any]) -> None:
-        run = state.run
+    def _tool_result(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
         result = event.get("result") or {}
         if run is None:
             return
@@ -321,9 +384,9 @@ class Instrumentation:
 
     # --- compaction ----------------------------------------------------------------
 
-    def _compaction_started(self, state: _SessionState, event: Mapping[str, Any]) -> None:
+    def _compaction_started(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
         trigger = str(event.get("trigger", "manual"))
-        parent = trace.set_span_in_context(state.run.span) if state.run is not None else None
+        parent = trace.set_span_in_context(run.span) if run is not None else None
         span = self._tracer.start_span(
             "prism.compaction",
             context=parent,
@@ -332,14 +395,21 @@ class Instrumentation:
                 CONVERSATION: event.get("sessionId", ""),
             },
         )
-        if state.run is not None:
-            state.run.compaction = span
+        session_id = str(event.get("sessionId", ""))
+        if run is not None:
+            run.compaction = span
         else:
-            state.compaction = span
+            replaced = self._compactions.pop(session_id, None)
+            if replaced is not None:  # its finish never came; do not keep it open
+                replaced.end()
+            self._compactions[session_id] = span
 
-    def _compaction_finished(self, state: _SessionState, event: Mapping[str, Any]) -> None:
-        run = state.run
-        span = run.compaction if run is not None else state.compaction
+    def _compaction_finished(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
+        session_id = str(event.get("sessionId", ""))
+        if run is not None:
+            span = run.compaction
+        else:
+            span = self._compactions.pop(session_id, None)
         if span is None:
             return
         span.set_attribute("prism.compaction.entry_id", str(event.get("entryId", "")))
@@ -347,15 +417,13 @@ class Instrumentation:
         span.end()
         self._metrics.compaction(str(event.get("trigger", "manual")))
         # A compaction rewrites the prefix: the frontier starts over.
-        state.reduced = (0, 0)
+        self._frontiers.pop(session_id, None)
         if run is not None:
             run.compaction = None
             run.turn_started_ns = time.time_ns()
-        else:
-            state.compaction = None
 
 
-_Handler = Callable[[Instrumentation, _SessionState, Mapping[str, Any]], None]
+_Handler = Callable[[Instrumentation, _RunSpans | None, Mapping[str, Any]], None]
 _HANDLERS: dict[str, _Handler] = {
     "run_started": Instrumentation._run_started,
     "run_finished": Instrumentation._run_finished,
@@ -390,9 +458,11 @@ def instrument(
         raise ConfigError("capture_content must be a bool")
     model = agent.config.model
     name = str((agent.config.metadata or {}).get("name") or "prism")
+    tools = agent.config.tools
     instrumentation = Instrumentation(
         default_model=model,
         agent_name=name,
+        is_registered_tool=lambda tool_name: tools.get(tool_name) is not None,
         tracer_provider=tracer_provider,
         meter_provider=meter_provider,
         capture_content=capture_content,
