@@ -81,7 +81,7 @@ async def assemble_turn(run: RunContext) -> ProviderRequest:
         session_id=run.session_id,
         run_id=run.run_id,
         turn=run.turn,
-        redactor=config.redactor if len(config.redactor) else None,
+        redactor=config.redactor,
         input_builder=config.input_builder,
         prompt_builder=config.prompt_builder,
         **attention_options(run),
