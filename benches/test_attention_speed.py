@@ -31,10 +31,13 @@ from prism.attention import (
     create_attention_measure_cache,
     create_attention_sticky_frontier,
 )
+from prism.security import NOOP_REDACTOR
 
 MESSAGES: list[dict[str, Any]] = build_request()["messages"]
 GROUPS = MessageGroups(history=MESSAGES)
-USED = compile_attention(create_attention_compiler({"maxInputTokens": 10**9}), GROUPS).report.used
+USED = compile_attention(
+    create_attention_compiler({"maxInputTokens": 10**9}), GROUPS, redactor=NOOP_REDACTOR
+).report.used
 ROOMY = create_attention_compiler({"maxInputTokens": 10**9})
 # Cap at the request's own size: the gate trips and shrinks to 0.75 of it.
 # The reference policy is the oracle's algorithm (the default trips deeper).
@@ -81,7 +84,12 @@ INCREMENTAL = create_attention_compiler({"maxInputTokens": 10**9, "incremental":
 
 def _grown() -> tuple[tuple[Any, ...], dict[str, Any]]:
     cache = create_attention_measure_cache()
-    compile_attention(INCREMENTAL, MessageGroups(history=MESSAGES[:-4]), measure_cache=cache)
+    compile_attention(
+        INCREMENTAL,
+        MessageGroups(history=MESSAGES[:-4]),
+        measure_cache=cache,
+        redactor=NOOP_REDACTOR,
+    )
     return (INCREMENTAL, MessageGroups(history=MESSAGES)), {"measure_cache": cache}
 
 
@@ -105,7 +113,7 @@ def _tripped() -> tuple[Any, Any]:
         {"maxInputTokens": int(USED / 0.75 * 0.6), "incremental": True, "policy": "reference"}
     )
     frontier = create_attention_sticky_frontier()
-    compile_attention(compiler, GROUPS, frontier=frontier)
+    compile_attention(compiler, GROUPS, frontier=frontier, redactor=NOOP_REDACTOR)
     return compiler, frontier
 
 

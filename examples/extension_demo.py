@@ -19,6 +19,7 @@ from prism.extensions import (
     execute_command,
 )
 from prism.resources import DictResourceLoader, load_manifest_resource
+from prism.security import NOOP_REDACTOR, create_redactor
 from prism.security.permissions import create_allowlist_policy
 from prism.tools import ToolContext, create_tool_registry, define_tool, dispatch_tool_call
 
@@ -103,7 +104,11 @@ async def main() -> None:
 
     # 2. The package manifest is validated as data before anything loads.
     loader = DictResourceLoader({"pkg://word-tools/manifest.json": MANIFEST})
-    manifest = (await load_manifest_resource(loader, "pkg://word-tools/manifest.json")).manifest
+    manifest = (
+        await load_manifest_resource(
+            loader, "pkg://word-tools/manifest.json", redactor=NOOP_REDACTOR
+        )
+    ).manifest
     print("manifest:", manifest.name, manifest.version, dict(manifest.contributions))
 
     # 3. Trust: only allowlisted extensions load, only allowlisted tools run.
@@ -112,7 +117,7 @@ async def main() -> None:
         tools=["word_count"],
         commands=["words:stats"],
     )
-    kernel = create_extension_kernel(permission_policy=policy, secrets=[API_KEY])
+    kernel = create_extension_kernel(permission_policy=policy, redactor=create_redactor([API_KEY]))
     kernel.on(
         "extension_error",
         lambda e: print("event:", e["extension"], e["phase"], e["error"]["message"]),
@@ -135,18 +140,24 @@ async def main() -> None:
         context=ToolContext(),
         middleware=kernel.middleware,
         permission_policy=policy,
+        redactor=NOOP_REDACTOR,
     )
     print("tool result:", result["value"])
     print(
         "command:",
         await execute_command(
-            kernel.registries.commands, "words:stats", {}, None, permission_policy=policy
+            kernel.registries.commands,
+            "words:stats",
+            {},
+            None,
+            permission_policy=policy,
+            redactor=NOOP_REDACTOR,
         ),
     )
 
     # 5. Middleware cannot bypass the policy: a renamed call is refused, not run.
     hijack_kernel = create_extension_kernel(
-        permission_policy=create_allowlist_policy(extensions=["*"])
+        permission_policy=create_allowlist_policy(extensions=["*"]), redactor=NOOP_REDACTOR
     )
     await hijack_kernel.load([define_extension("hijacker", hijacker_setup)])
     danger = define_tool("delete_everything", lambda args, ctx: "deleted")
@@ -156,6 +167,7 @@ async def main() -> None:
         context=ToolContext(),
         middleware=hijack_kernel.middleware,
         permission_policy=policy,
+        redactor=NOOP_REDACTOR,
     )
     print("hijacked call:", refused["value"]["code"])
     print("report ok:", report.ok)

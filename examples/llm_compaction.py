@@ -21,6 +21,7 @@ from prism.compaction.llm import (
 from prism.extensions import create_extension_kernel
 from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 
 API_KEY = "sk-example-not-a-real-key-123"
 MODEL = {"provider": "mock", "model": "coder", "limits": {"contextWindow": 32_000}}
@@ -123,7 +124,7 @@ async def main() -> None:
     print("latest summary starts:", compactions[-1]["summary"].splitlines()[1])
 
     # 4. The same strategy through an extension kernel: registration is inert.
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     calls_before = summaries.turns
     await kernel.load([create_llm_compaction_extension(strategy)])
     resolved = kernel.registries.compaction_strategies.resolve("llm-compaction")

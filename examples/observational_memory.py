@@ -33,6 +33,7 @@ from prism.providers import (
     provider_tool_call,
 )
 from prism.registries import ContributionRegistry
+from prism.security import NOOP_REDACTOR
 
 API_KEY = "sk-example-not-a-real-key-123"
 
@@ -132,9 +133,13 @@ async def main() -> None:
     commands: ContributionRegistry[Any] = ContributionRegistry("command")
     for command in create_observational_memory_commands(get_entries, runtime=memory):
         commands.register(command.name, command)
-    status = await execute_command(commands, "om:status", {}, {"sessionId": session.id})
+    status = await execute_command(
+        commands, "om:status", {}, {"sessionId": session.id}, redactor=NOOP_REDACTOR
+    )
     print("om:status:", status["text"])
-    view = await execute_command(commands, "om:view", {"mode": "everything"}, {"sessionId": "trip"})
+    view = await execute_command(
+        commands, "om:view", {"mode": "everything"}, {"sessionId": "trip"}, redactor=NOOP_REDACTOR
+    )
     print("om:view everything:", view["text"])
 
 

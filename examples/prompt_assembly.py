@@ -16,6 +16,7 @@ from prism.assembly import (
     render_prompt_template,
 )
 from prism.contracts import Message
+from prism.security import NOOP_REDACTOR
 
 
 class ReleaseNotes:
@@ -64,6 +65,7 @@ async def main() -> None:
         skills=[Skill("review", "Check every date.")],
         tools=[{"name": "read", "description": "Read a file."}],
         middleware=middleware,
+        redactor=NOOP_REDACTOR,
     )
     for message in request["messages"]:
         block: Any = message["content"][0]

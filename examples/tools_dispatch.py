@@ -8,6 +8,7 @@ import anyio
 
 from prism import ToolContext, create_middleware_registry, tool
 from prism.contracts import ToolCall
+from prism.security import NOOP_REDACTOR
 from prism.tools import create_tool_registry, run_tool_calls
 
 
@@ -50,6 +51,7 @@ async def main() -> None:
         context=ToolContext(session_id="demo"),
         concurrency=2,
         middleware=middleware,
+        redactor=NOOP_REDACTOR,
     )
     for result in results:
         status = result["value"]["code"] if result.get("isError") else "ok"

@@ -24,7 +24,6 @@ from prism.errors import ManifestError, ResourceError
 from prism.extensions._redaction import describe_error
 from prism.security.permissions import PermissionPolicy, PermissionRequest, require_permission
 from prism.security.redaction import (
-    NOOP_REDACTOR,
     SecretRedactor,
     require_redactor,
 )
@@ -57,7 +56,7 @@ class ManifestResource:
     manifest: PackageManifest
 
 
-def display_uri(uri: str, redactor: SecretRedactor = NOOP_REDACTOR) -> str:
+def display_uri(uri: str, redactor: SecretRedactor) -> str:
     """``uri`` without user info, query or fragment, for error messages:
     redacted, then clipped to ``MAX_SHOWN_URI_CHARS`` (never clipped first,
     which could leave a secret's prefix)."""
@@ -151,7 +150,7 @@ async def load_text_resource(
     *,
     max_bytes: int = DEFAULT_MAX_RESOURCE_BYTES,
     permission_policy: PermissionPolicy | None = None,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
 ) -> TextResource:
     """Load ``uri`` as UTF-8 text of at most ``max_bytes`` bytes. ``redactor``
     (the host's, built once) masks secrets in a loader's error message."""
@@ -184,7 +183,7 @@ async def load_json_resource(
     *,
     max_bytes: int = DEFAULT_MAX_RESOURCE_BYTES,
     permission_policy: PermissionPolicy | None = None,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
 ) -> JsonResource:
     text = await _fetch(
         loader, uri, max_bytes=max_bytes, permission_policy=permission_policy, redactor=redactor
@@ -198,7 +197,7 @@ async def load_manifest_resource(
     *,
     max_bytes: int = DEFAULT_MAX_RESOURCE_BYTES,
     permission_policy: PermissionPolicy | None = None,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
 ) -> ManifestResource:
     """Load and validate a package manifest; manifest problems raise
     ``ManifestError`` prefixed with the resource."""

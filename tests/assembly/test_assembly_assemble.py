@@ -17,6 +17,7 @@ from prism.assembly import (
 from prism.contracts import Message, ModelConfig
 from prism.errors import ConfigError
 from prism.middleware import create_middleware_registry
+from prism.security import NOOP_REDACTOR
 from prism.tools import ToolContext, create_tool_registry, define_tool
 
 MODEL: ModelConfig = {"provider": "mock", "model": "demo"}
@@ -39,7 +40,7 @@ class Project:
 
 @pytest.mark.anyio
 async def test_minimal_request() -> None:
-    request = await assemble_provider_input(model=MODEL, input="Hello")
+    request = await assemble_provider_input(model=MODEL, input="Hello", redactor=NOOP_REDACTOR)
     assert request == {
         "model": MODEL,
         "messages": [{"role": "user", "content": [{"type": "text", "text": "Hello"}]}],
@@ -64,6 +65,7 @@ async def test_everything_together_and_history_untouched() -> None:
         tools=registry,
         options={"temperature": 0},
         metadata={"requestId": "r1"},
+        redactor=NOOP_REDACTOR,
     )
     assert texts(request["messages"]) == [
         "System instruction:\nBe brief.",
@@ -91,7 +93,9 @@ async def test_hook_order_is_input_context_prompt() -> None:
             return next(value)
 
         middleware.use(hook, record)  # type: ignore[arg-type]
-    await assemble_provider_input(model=MODEL, input="x", middleware=middleware)
+    await assemble_provider_input(
+        model=MODEL, input="x", middleware=middleware, redactor=NOOP_REDACTOR
+    )
     assert order == ["input_assembly", "context", "prompt_build"]
 
 
@@ -107,7 +111,7 @@ async def test_prompt_middleware_cannot_grant_tools_but_can_edit_messages() -> N
     middleware.use("prompt_build", grab)
     read = define_tool("read", noop, description="Read.")
     request = await assemble_provider_input(
-        model=MODEL, input="x", tools=[read], middleware=middleware
+        model=MODEL, input="x", tools=[read], middleware=middleware, redactor=NOOP_REDACTOR
     )
     assert request["tools"] == [{"name": "read", "description": "Read."}]
     assert texts(request["messages"]) == ["x", "extra"]
@@ -118,12 +122,16 @@ async def test_prompt_middleware_returning_garbage_fails_clearly() -> None:
     middleware = create_middleware_registry()
     middleware.use("prompt_build", lambda payload, next: ["not", "a", "payload"])
     with pytest.raises(ConfigError, match="prompt_build middleware must return a dict"):
-        await assemble_provider_input(model=MODEL, input="x", middleware=middleware)
+        await assemble_provider_input(
+            model=MODEL, input="x", middleware=middleware, redactor=NOOP_REDACTOR
+        )
 
 
 @pytest.mark.anyio
 async def test_no_tools_means_no_tools_key() -> None:
-    request = await assemble_provider_input(model=MODEL, input="x", tools=[])
+    request = await assemble_provider_input(
+        model=MODEL, input="x", tools=[], redactor=NOOP_REDACTOR
+    )
     assert "tools" not in request
 
 
@@ -140,6 +148,7 @@ async def test_tool_results_after_their_assistant_message() -> None:
         model=MODEL,
         history=history,
         tool_results=[{"toolCallId": "c1", "name": "read", "value": "data", "isError": True}],
+        redactor=NOOP_REDACTOR,
     )
     assert [m["role"] for m in request["messages"]] == ["user", "assistant", "tool"]
     assert request["messages"][2]["content"][0] == {
@@ -163,7 +172,11 @@ async def test_custom_builders_are_used() -> None:
             return [text_message("system", "P"), *messages]
 
     request = await assemble_provider_input(
-        model=MODEL, input="x", input_builder=InputBuilder(), prompt_builder=PromptBuilder()
+        model=MODEL,
+        input="x",
+        input_builder=InputBuilder(),
+        prompt_builder=PromptBuilder(),
+        redactor=NOOP_REDACTOR,
     )
     assert texts(request["messages"]) == ["P", "custom:x"]
 
@@ -181,7 +194,9 @@ async def test_custom_builders_are_used() -> None:
 )
 async def test_bad_arguments(kwargs: Any, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        await assemble_provider_input(**{"model": MODEL, "input": "x", **kwargs})
+        await assemble_provider_input(
+            **{"model": MODEL, "input": "x", "redactor": NOOP_REDACTOR, **kwargs}
+        )
 
 
 @pytest.mark.anyio
@@ -219,6 +234,7 @@ async def test_attention_compiler_plugs_into_groups(monkeypatch: pytest.MonkeyPa
         session_id="s1",
         run_id="r1",
         turn=2,
+        redactor=NOOP_REDACTOR,
     )
     assert texts(request["messages"]) == ["stub", "now"]
     assert reports == [{"used": 10, "usedAfter": 5}]
@@ -239,7 +255,11 @@ async def test_attention_not_mutated_means_no_report(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "prism.attention.compile", fake)
     reports: list[Any] = []
     request = await assemble_provider_input(
-        model=MODEL, input="x", attention_compiler=object(), on_attention_report=reports.append
+        model=MODEL,
+        input="x",
+        attention_compiler=object(),
+        on_attention_report=reports.append,
+        redactor=NOOP_REDACTOR,
     )
     assert texts(request["messages"]) == ["x"] and reports == []
 
@@ -251,8 +271,12 @@ async def test_without_a_compiler_nothing_touches_attention(
     empty = types.ModuleType("prism.attention.compile")
     monkeypatch.setitem(sys.modules, "prism.attention.compile", empty)
     with pytest.raises(ImportError, match="compile_attention"):
-        await assemble_provider_input(model=MODEL, input="x", attention_compiler=object())
-    assert (await assemble_provider_input(model=MODEL, input="x"))["messages"]
+        await assemble_provider_input(
+            model=MODEL, input="x", attention_compiler=object(), redactor=NOOP_REDACTOR
+        )
+    assert (await assemble_provider_input(model=MODEL, input="x", redactor=NOOP_REDACTOR))[
+        "messages"
+    ]
 
 
 @pytest.mark.anyio
@@ -261,7 +285,9 @@ async def test_attention_returning_garbage_fails(monkeypatch: pytest.MonkeyPatch
     fake.compile_attention = lambda **kw: {"groups": []}  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "prism.attention.compile", fake)
     with pytest.raises(ConfigError, match="compile_attention returned no MessageGroups"):
-        await assemble_provider_input(model=MODEL, input="x", attention_compiler=object())
+        await assemble_provider_input(
+            model=MODEL, input="x", attention_compiler=object(), redactor=NOOP_REDACTOR
+        )
 
 
 @pytest.mark.anyio
@@ -308,6 +334,7 @@ async def test_real_attention_compiler_shrinks_old_tool_results() -> None:
         attention_compiler={"triggerRatio": 0.5, "keepLast": 1},
         attention_sticky=attention.create_attention_sticky_frontier(),
         on_attention_report=reports.append,
+        redactor=NOOP_REDACTOR,
     )
     assert len(reports) == 1 and reports[0].stubbed_tool_results == 5
     results = [m["content"][0] for m in request["messages"] if m["role"] == "tool"]

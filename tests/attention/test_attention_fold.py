@@ -28,6 +28,7 @@ from prism.providers import (
     provider_tool_call,
 )
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 from prism.stores import create_jsonl_session_store
 from prism.tools import define_tool
 
@@ -56,11 +57,13 @@ def results(groups: Any) -> list[Any]:
 
 def test_summary_replaces_the_stub_and_counts_are_corrected() -> None:
     fold = Summarizer()
-    out = compile_attention(folded(fold), groups_of(history(6)))
+    out = compile_attention(folded(fold), groups_of(history(6)), redactor=NOOP_REDACTOR)
     texts = results(out.groups)
     assert texts[:5] == [f"short summary of c{i}" for i in range(5)] and texts[5] == PAYLOAD
     assert fold.calls == [f"c{i}" for i in range(5)]
-    measured = compile_attention(folded(fold, maxInputTokens=10**9), out.groups).report.used
+    measured = compile_attention(
+        folded(fold, maxInputTokens=10**9), out.groups, redactor=NOOP_REDACTOR
+    ).report.used
     assert out.report.used_after == measured
     payload = len(json.dumps(PAYLOAD).encode())  # compact JSON, quotes included
     assert out.report.stubbed_bytes == 5 * payload - sum(len(t) for t in texts[:5])
@@ -69,8 +72,12 @@ def test_summary_replaces_the_stub_and_counts_are_corrected() -> None:
 def test_summary_is_asked_once_per_call_id() -> None:
     fold = Summarizer()
     frontier = create_attention_sticky_frontier()
-    first = compile_attention(folded(fold), groups_of(history(6)), frontier=frontier)
-    again = compile_attention(folded(fold), groups_of(history(7)), frontier=frontier)
+    first = compile_attention(
+        folded(fold), groups_of(history(6)), frontier=frontier, redactor=NOOP_REDACTOR
+    )
+    again = compile_attention(
+        folded(fold), groups_of(history(7)), frontier=frontier, redactor=NOOP_REDACTOR
+    )
     assert fold.calls.count("c0") == 1
     assert results(again.groups)[:5] == results(first.groups)[:5]
     assert len(fold.calls) == len(set(fold.calls))
@@ -87,9 +94,13 @@ def test_declined_failing_or_longer_summaries_keep_the_digest_stub(answer: Any) 
     if fold is None:  # longer than the 4000-byte payload, under the cap
         summarize = ToolResultFold(lambda block: answer, max_summary_bytes=10_000)
     frontier = create_attention_sticky_frontier()
-    out = compile_attention(folded(summarize), groups_of(history(6)), frontier=frontier)
+    out = compile_attention(
+        folded(summarize), groups_of(history(6)), frontier=frontier, redactor=NOOP_REDACTOR
+    )
     assert all(STUB.match(t) for t in results(out.groups)[:5])
-    compile_attention(folded(summarize), groups_of(history(6)), frontier=frontier)
+    compile_attention(
+        folded(summarize), groups_of(history(6)), frontier=frontier, redactor=NOOP_REDACTOR
+    )
     if fold is not None:
         assert len(fold.calls) == 5  # the decision is cached too
 

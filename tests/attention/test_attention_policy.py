@@ -21,6 +21,7 @@ from prism.attention import (
     estimate_compiled_tokens,
     proactive_ratio,
 )
+from prism.security import NOOP_REDACTOR
 
 
 def tool_boundary(hist: list[dict[str, Any]]) -> MessageGroups:
@@ -32,7 +33,7 @@ def tool_boundary(hist: list[dict[str, Any]]) -> MessageGroups:
 
 
 def measured(groups: Any) -> int:
-    return compile_attention(compiler(10**9), groups).report.used
+    return compile_attention(compiler(10**9), groups, redactor=NOOP_REDACTOR).report.used
 
 
 def stubbed_ids(groups: Any) -> list[str]:
@@ -47,7 +48,7 @@ def test_default_policy_is_deep_and_changes_nothing_under_the_trigger() -> None:
     assert AttentionCompilerOptions().policy == "deep"
     g = groups_of(history(8))
     used = measured(g)
-    out = compile_attention(compiler(int(used / 0.75) + 10, keepLast=1), g)
+    out = compile_attention(compiler(int(used / 0.75) + 10, keepLast=1), g, redactor=NOOP_REDACTOR)
     assert out.groups is g and not out.mutated
 
 
@@ -55,8 +56,10 @@ def test_deep_trip_reduces_everything_eligible() -> None:
     g = groups_of(history(8))
     used = measured(g)
     cap = int(used / 0.75) - 10  # just over the trigger
-    deep = compile_attention(compiler(cap, keepLast=1), g)
-    ref = compile_attention(compiler(cap, keepLast=1, policy="reference"), g)
+    deep = compile_attention(compiler(cap, keepLast=1), g, redactor=NOOP_REDACTOR)
+    ref = compile_attention(
+        compiler(cap, keepLast=1, policy="reference"), g, redactor=NOOP_REDACTOR
+    )
     # The reference stops once under the ratio, with rows left; deep does not.
     assert ref.report.truncated and not deep.report.truncated
     assert deep.report.dropped_thinking_turns == 7  # all but the newest
@@ -68,8 +71,8 @@ def test_deep_trip_reduces_everything_eligible() -> None:
 def test_target_ratio_overrides_the_depth_of_a_deep_trip() -> None:
     g = groups_of(history(10))
     cap = int(measured(g) / 0.75) - 10
-    fixed = compile_attention(compiler(cap, keepLast=1, targetRatio=0.4), g)
-    deep = compile_attention(compiler(cap, keepLast=1), g)
+    fixed = compile_attention(compiler(cap, keepLast=1, targetRatio=0.4), g, redactor=NOOP_REDACTOR)
+    deep = compile_attention(compiler(cap, keepLast=1), g, redactor=NOOP_REDACTOR)
     assert fixed.report.used_after <= 0.4 * cap and fixed.report.truncated
     assert deep.report.used_after < fixed.report.used_after
 
@@ -87,6 +90,7 @@ def test_deep_gate_trips_rarely_on_a_growing_session() -> None:
                 compiler(12_000, keepLast=1, policy=policy),
                 groups_of(history(n)),
                 frontier=frontier,
+                redactor=NOOP_REDACTOR,
             )
             count += len(frontier) != before
             before = len(frontier)
@@ -103,8 +107,8 @@ def test_proactive_trips_below_the_trigger_at_a_tool_result() -> None:
     g = tool_boundary(history(8))
     used = measured(g)
     cap = int(used / 0.6)  # at 0.6 of the cap: under the 0.75 trigger
-    assert compile_attention(compiler(cap, keepLast=1), g).mutated is False
-    out = compile_attention(proactive(cap), g)
+    assert compile_attention(compiler(cap, keepLast=1), g, redactor=NOOP_REDACTOR).mutated is False
+    out = compile_attention(proactive(cap), g, redactor=NOOP_REDACTOR)
     assert out.mutated and out.report.used_after < used
     assert stubbed_ids(out.groups) == [f"c{i}" for i in range(7)]
 
@@ -112,14 +116,17 @@ def test_proactive_trips_below_the_trigger_at_a_tool_result() -> None:
 def test_proactive_waits_for_a_tool_result_boundary() -> None:
     g = groups_of(history(8))  # ends with the user's input
     cap = int(measured(g) / 0.6)
-    assert compile_attention(proactive(cap), g).mutated is False
+    assert compile_attention(proactive(cap), g, redactor=NOOP_REDACTOR).mutated is False
 
 
 def test_proactive_never_acts_under_its_floor() -> None:
     g = tool_boundary(history(8))
     cap = int(measured(g) / 0.2)  # at 0.2 of the cap
-    assert compile_attention(proactive(cap), g).mutated is False
-    assert compile_attention(proactive(cap, proactiveFloor=0.1), g).mutated is True
+    assert compile_attention(proactive(cap), g, redactor=NOOP_REDACTOR).mutated is False
+    assert (
+        compile_attention(proactive(cap, proactiveFloor=0.1), g, redactor=NOOP_REDACTOR).mutated
+        is True
+    )
 
 
 def test_proactive_waits_until_the_trip_pays_for_itself() -> None:
@@ -137,7 +144,10 @@ def test_proactive_waits_until_the_trip_pays_for_itself() -> None:
     ]
     g = tool_boundary(hist)
     cap = int(measured(g) / 0.6)
-    assert compile_attention(proactive(cap, excludeTools=["pay"]), g).mutated is False
+    assert (
+        compile_attention(proactive(cap, excludeTools=["pay"]), g, redactor=NOOP_REDACTOR).mutated
+        is False
+    )
 
 
 def test_proactive_ratio_comes_from_the_model_cache_pricing() -> None:
@@ -188,7 +198,9 @@ def test_compaction_estimate_is_the_gate_floor_in_the_trigger_frame() -> None:
     frontier = create_attention_sticky_frontier()
     handle = compiler(10**9, keepLast=1)
     floor = compile_attention(
-        compiler(int(raw / 0.75) - 10, keepLast=1), MessageGroups(history=hist)
+        compiler(int(raw / 0.75) - 10, keepLast=1),
+        MessageGroups(history=hist),
+        redactor=NOOP_REDACTOR,
     ).report.used_after
     newest_result = measured(MessageGroups(history=hist[-1:]))
     estimate = estimate_compiled_tokens(handle, hist, frontier=frontier)

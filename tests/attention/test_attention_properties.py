@@ -18,6 +18,7 @@ from prism.attention import (
     create_attention_compiler,
     create_attention_sticky_frontier,
 )
+from prism.security import NOOP_REDACTOR
 
 GROUP_FIELDS = ("instructions", "summaries", "history", "input", "attachments", "tool_results")
 
@@ -62,7 +63,7 @@ def test_compile_properties(
     )
     frontier = create_attention_sticky_frontier()
     try:
-        out = compile_attention(compiler, groups, frontier=frontier)
+        out = compile_attention(compiler, groups, frontier=frontier, redactor=NOOP_REDACTOR)
     except AttentionBudgetError as error:
         assert error.used_after > 0.75 * cap
         assert groups == before and len(frontier) == 0
@@ -74,5 +75,5 @@ def test_compile_properties(
     # Stripping and stubbing never remove a call or a result.
     assert _pairs(out.groups) == _pairs(groups)
     # Re-running with the frontier reproduces the same request (sticky).
-    again = compile_attention(compiler, groups, frontier=frontier)
+    again = compile_attention(compiler, groups, frontier=frontier, redactor=NOOP_REDACTOR)
     assert again.groups == out.groups

@@ -22,6 +22,7 @@ from prism.errors import ConfigError
 from prism.extensions import create_extension_kernel
 from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 
 pytestmark = pytest.mark.anyio
 
@@ -116,7 +117,7 @@ def test_attention_pairing_rejects_an_input_ratio_below_the_shrink_ratio() -> No
 
 async def test_kernel_registration_is_inert_until_the_host_uses_it() -> None:
     model = summary_model("FROM THE KERNEL")
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     report = await kernel.load(
         [
             create_llm_compaction_extension(
@@ -157,7 +158,7 @@ async def test_a_custom_name_registers_under_that_name() -> None:
     strategy = create_llm_compaction_strategy(
         provider=summary_model(), model=SUMMARY_MODEL, name="cheap-llm"
     )
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     await kernel.load([create_llm_compaction_extension(strategy)])
     assert kernel.registries.compaction_strategies.resolve("cheap-llm") is strategy
 

@@ -14,7 +14,7 @@ from prism.extensions import (
     execute_command,
 )
 from prism.registries import ContributionRegistry
-from prism.security import create_redactor
+from prism.security import NOOP_REDACTOR, create_redactor
 from prism.security.permissions import create_allowlist_policy
 
 SECRET = "tok-9f8e7d6c5b4a3210"
@@ -36,10 +36,10 @@ async def test_executes_sync_and_async_commands_with_ctx() -> None:
         define_command("greet", greet, parameters={"type": "object", "required": ["who"]}),
         define_command("count", lambda args, ctx: len(args)),
     )
-    assert await execute_command(registry, "greet", {"who": "ada"}, {"session": "s1"}) == (
-        "hello ada from s1"
-    )
-    assert await execute_command(registry, "count") == 0
+    assert await execute_command(
+        registry, "greet", {"who": "ada"}, {"session": "s1"}, redactor=NOOP_REDACTOR
+    ) == ("hello ada from s1")
+    assert await execute_command(registry, "count", redactor=NOOP_REDACTOR) == 0
 
 
 @pytest.mark.anyio
@@ -49,7 +49,7 @@ async def test_unregistered_name_refused_and_nothing_runs() -> None:
     with pytest.raises(
         UnknownNameError, match="unknown command 'om:view'; registered: 'om:status'"
     ):
-        await execute_command(registry, "om:view", {})
+        await execute_command(registry, "om:view", {}, redactor=NOOP_REDACTOR)
     assert ran == []
 
 
@@ -58,7 +58,7 @@ async def test_non_object_args_refused() -> None:
     ran: list[str] = []
     registry = registry_with(define_command("c", lambda args, ctx: ran.append("x")))
     with pytest.raises(CommandError, match="command 'c' arguments must be a JSON object"):
-        await execute_command(registry, "c", ["a"])  # type: ignore[arg-type]
+        await execute_command(registry, "c", ["a"], redactor=NOOP_REDACTOR)  # type: ignore[arg-type]
     assert ran == []
 
 
@@ -74,7 +74,7 @@ async def test_schema_violation_names_location_not_value() -> None:
         define_command("view", lambda args, ctx: ran.append("x"), parameters=schema)
     )
     with pytest.raises(CommandError) as info:
-        await execute_command(registry, "view", {"mode": SECRET})
+        await execute_command(registry, "view", {"mode": SECRET}, redactor=NOOP_REDACTOR)
     assert str(info.value) == (
         "command 'view' arguments are invalid: args.mode fails 'enum' [\"full\", \"visible\"]"
     )
@@ -101,9 +101,9 @@ async def test_permission_policy_guards_commands() -> None:
         define_command("danger", lambda args, ctx: ran.append("danger")),
     )
     policy = create_allowlist_policy(commands=["safe"])
-    await execute_command(registry, "safe", permission_policy=policy)
+    await execute_command(registry, "safe", permission_policy=policy, redactor=NOOP_REDACTOR)
     with pytest.raises(PermissionDeniedError, match="command 'danger' is not permitted"):
-        await execute_command(registry, "danger", permission_policy=policy)
+        await execute_command(registry, "danger", permission_policy=policy, redactor=NOOP_REDACTOR)
     assert ran == ["safe"]
 
 
@@ -112,7 +112,7 @@ async def test_registered_value_must_be_a_command_definition() -> None:
     registry: ContributionRegistry[Any] = ContributionRegistry("command")
     registry.register("raw", lambda args, ctx: None)
     with pytest.raises(CommandError, match="is not a CommandDefinition"):
-        await execute_command(registry, "raw")
+        await execute_command(registry, "raw", redactor=NOOP_REDACTOR)
 
 
 def test_definition_validation() -> None:
@@ -131,9 +131,11 @@ async def test_extension_contributed_command_runs_through_kernel_registry() -> N
     def setup(api: ExtensionAPI) -> None:
         api.register_command(define_command("ping", lambda args, ctx: "pong"))
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     await kernel.load([define_extension("pinger", setup)])
-    assert await execute_command(kernel.registries.commands, "ping") == "pong"
+    assert (
+        await execute_command(kernel.registries.commands, "ping", redactor=NOOP_REDACTOR) == "pong"
+    )
 
 
 def test_collect_commands_merges_sources_in_order_and_refuses_clashes() -> None:

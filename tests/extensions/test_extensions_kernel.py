@@ -12,6 +12,7 @@ from prism.extensions import (
 )
 from prism.middleware import create_middleware_registry
 from prism.registries import create_contribution_registries
+from prism.security import NOOP_REDACTOR, create_redactor
 from prism.security.permissions import PermissionDecision, PermissionRequest
 
 SECRET = "sk-live-0123456789abcdef"
@@ -48,7 +49,7 @@ async def test_loads_in_order_and_registers_every_kind() -> None:
         order.append("second")
         api.register("command", "hello", object())
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     events = collect(kernel)
     report = await kernel.load(
         [define_extension("first", first, version="1.0.0"), define_extension("second", second)]
@@ -85,7 +86,7 @@ async def test_setup_error_is_isolated_rolled_back_and_redacted() -> None:
     def after(api: ExtensionAPI) -> None:
         api.register_tool(Tool("after-tool"))
 
-    kernel = create_extension_kernel(secrets=[SECRET])
+    kernel = create_extension_kernel(redactor=create_redactor([SECRET]))
     events = collect(kernel)
     report = await kernel.load(
         [
@@ -121,7 +122,7 @@ async def test_error_without_message_reports_type_name() -> None:
     def bad(api: ExtensionAPI) -> None:
         raise KeyError()
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     report = await kernel.load([define_extension("bad", bad)])
     assert report.failed[0].error["message"] == "KeyError"
 
@@ -135,7 +136,7 @@ async def test_duplicate_registration_fails_only_the_later_extension() -> None:
         api.register_tool(Tool("mine"))
         api.register_tool(Tool("shared"))  # raises DuplicateContributionError
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     events = collect(kernel)
     report = await kernel.load(
         [define_extension("owner", owner), define_extension("intruder", intruder)]
@@ -159,7 +160,7 @@ async def test_extension_keeping_api_cannot_register_after_setup() -> None:
     def sneaky(api: ExtensionAPI) -> None:
         kept.append(api)
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     await kernel.load([define_extension("sneaky", sneaky)])
     api = kept[0]
     with pytest.raises(RegistryClosedError, match="extension 'sneaky' cannot register tool 'late'"):
@@ -174,13 +175,15 @@ async def test_extension_keeping_api_cannot_register_after_setup() -> None:
 
 @pytest.mark.anyio
 async def test_registries_freeze_after_load_unless_disabled() -> None:
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     await kernel.load([])
     with pytest.raises(RegistryClosedError):
         kernel.registries.tools.register("late", object())
 
     registries = create_contribution_registries()
-    open_kernel = create_extension_kernel(registries=registries, freeze_on_load=False)
+    open_kernel = create_extension_kernel(
+        registries=registries, freeze_on_load=False, redactor=NOOP_REDACTOR
+    )
     await open_kernel.load([])
     registries.tools.register("host-tool", object())
     assert open_kernel.registries is registries
@@ -188,7 +191,7 @@ async def test_registries_freeze_after_load_unless_disabled() -> None:
 
 @pytest.mark.anyio
 async def test_kernel_loads_only_once() -> None:
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     await kernel.load([])
     with pytest.raises(ExtensionError, match="already loaded"):
         await kernel.load([])
@@ -197,7 +200,7 @@ async def test_kernel_loads_only_once() -> None:
 
 @pytest.mark.anyio
 async def test_load_rejects_non_list() -> None:
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     with pytest.raises(ExtensionError, match="takes a list"):
         await kernel.load("extension")  # type: ignore[arg-type]
     assert kernel.state == "idle"
@@ -214,7 +217,7 @@ async def test_invalid_and_duplicate_extensions_are_reported() -> None:
     def again(api: ExtensionAPI) -> None:
         api.register_tool(Tool("b"))
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     events = collect(kernel)
     report = await kernel.load(
         [object(), NoSetup(), define_extension("ok", ok), define_extension("ok", again)]  # type: ignore[list-item]
@@ -238,7 +241,7 @@ async def test_plain_class_extension_with_async_setup() -> None:
         async def setup(self, api: ExtensionAPI) -> None:
             api.register_skill({"name": "s"})
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     report = await kernel.load([Plain()])
     assert report.loaded == ("plain",)
 
@@ -255,7 +258,7 @@ async def test_denied_extension_is_not_set_up() -> None:
             assert request.kind == "extension"
             return PermissionDecision(request.name == "trusted", f"untrusted {SECRET}")
 
-    kernel = create_extension_kernel(permission_policy=Policy(), secrets=[SECRET])
+    kernel = create_extension_kernel(permission_policy=Policy(), redactor=create_redactor([SECRET]))
     events = collect(kernel)
     report = await kernel.load(
         [define_extension("untrusted", setup), define_extension("trusted", setup)]
@@ -277,7 +280,7 @@ async def test_raising_policy_denies() -> None:
         def check(self, request: PermissionRequest) -> bool:
             raise RuntimeError("boom")
 
-    kernel = create_extension_kernel(permission_policy=Broken())
+    kernel = create_extension_kernel(permission_policy=Broken(), redactor=NOOP_REDACTOR)
     report = await kernel.load([define_extension("x", lambda api: None)])
     assert report.loaded == () and report.failed[0].phase == "permission"
 
@@ -296,7 +299,7 @@ async def test_middleware_errors_become_redacted_extension_error_events() -> Non
 
         api.use("provider_request", tag)
 
-    kernel = create_extension_kernel(secrets=[SECRET])
+    kernel = create_extension_kernel(redactor=create_redactor([SECRET]))
     await kernel.load([define_extension("noisy", noisy), define_extension("tagger", tagger)])
     events = collect(kernel)
     result = await kernel.middleware.run("provider_request", {"metadata": {}})
@@ -316,7 +319,7 @@ async def test_middleware_errors_become_redacted_extension_error_events() -> Non
 async def test_shared_host_middleware_registry_keeps_host_callback() -> None:
     seen: list[str] = []
     middleware = create_middleware_registry(on_error=lambda hook, error: seen.append(hook))
-    kernel = create_extension_kernel(middleware=middleware)
+    kernel = create_extension_kernel(middleware=middleware, redactor=NOOP_REDACTOR)
     events = collect(kernel)
 
     def host_middleware(value: Any, next_: Any) -> Any:
@@ -331,7 +334,7 @@ async def test_shared_host_middleware_registry_keeps_host_callback() -> None:
 
 @pytest.mark.anyio
 async def test_listener_errors_are_isolated_and_reported() -> None:
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     received: list[str] = []
 
     def broken(event: dict[str, Any]) -> None:
@@ -357,7 +360,7 @@ async def test_listener_errors_are_isolated_and_reported() -> None:
 
 @pytest.mark.anyio
 async def test_failing_error_listener_does_not_loop() -> None:
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     calls: list[str] = []
 
     def always_fails(event: dict[str, Any]) -> None:
@@ -378,7 +381,7 @@ async def test_extension_listeners_receive_later_lifecycle_events() -> None:
         api.on("extension_loaded", lambda event: seen.append(event["extension"]))
         api.on("kernel_loaded", lambda event: seen.append("kernel"))
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     await kernel.load(
         [define_extension("watcher", watcher), define_extension("b", lambda api: None)]
     )
@@ -392,7 +395,7 @@ async def test_unsubscribe_inside_setup_then_failure_rolls_back_cleanly() -> Non
         off()
         raise RuntimeError("late failure")
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     report = await kernel.load([define_extension("flaky", flaky)])
     assert report.failed[0].error["message"] == "late failure"
     assert kernel.middleware.list("retry") == []
@@ -403,7 +406,7 @@ async def test_register_requires_a_name() -> None:
     def nameless(api: ExtensionAPI) -> None:
         api.register_retry_policy(object())
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     report = await kernel.load([define_extension("nameless", nameless)])
     assert report.failed[0].error["message"] == (
         "cannot register retry policy: pass name= or give the value a string 'name'"

@@ -7,6 +7,7 @@ import pytest
 from prism import tools
 from prism.errors import ConfigError, PermissionDeniedError
 from prism.extensions import ExtensionAPI, create_extension_kernel, define_extension
+from prism.security import NOOP_REDACTOR
 from prism.security.permissions import (
     PermissionDecision,
     PermissionRequest,
@@ -85,7 +86,9 @@ async def test_extension_allowlist_through_the_kernel() -> None:
     def setup(api: ExtensionAPI) -> None:
         ran.append(api.extension_name)
 
-    kernel = create_extension_kernel(permission_policy=create_allowlist_policy(extensions=["ok"]))
+    kernel = create_extension_kernel(
+        permission_policy=create_allowlist_policy(extensions=["ok"]), redactor=NOOP_REDACTOR
+    )
     report = await kernel.load([define_extension("ok", setup), define_extension("evil", setup)])
     assert ran == ["ok"]
     assert [f.extension for f in report.failed] == ["evil"]
@@ -109,7 +112,7 @@ async def test_middleware_renaming_a_call_to_a_denied_tool_does_not_execute_it()
 
         api.use("tool_call", rename)
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     await kernel.load([define_extension("hijacker", hijacker)])
     registry = tools.create_tool_registry(
         [tools.define_tool("read", read), tools.define_tool("delete", delete)]
@@ -120,6 +123,7 @@ async def test_middleware_renaming_a_call_to_a_denied_tool_does_not_execute_it()
         context=tools.ToolContext(),
         middleware=kernel.middleware,
         permission_policy=create_allowlist_policy(tools=["read"]),
+        redactor=NOOP_REDACTOR,
     )
     assert executed == []
     assert result["isError"] is True

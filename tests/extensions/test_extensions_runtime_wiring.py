@@ -11,6 +11,7 @@ from prism import create_agent, create_mock_provider
 from prism.assembly.context import ContextRequest
 from prism.extensions import ExtensionAPI, create_extension_kernel, define_extension
 from prism.providers import provider_done, provider_text_delta
+from prism.security import NOOP_REDACTOR
 
 
 @pytest.mark.anyio
@@ -37,7 +38,7 @@ async def test_resolved_contributions_take_part_in_a_run() -> None:
 
         api.use("provider_request", tag)
 
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     await kernel.load([define_extension("clock", setup)])
     assert calls == []  # loading registered things; nothing ran
 

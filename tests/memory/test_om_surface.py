@@ -28,6 +28,7 @@ from prism.providers import (
     provider_tool_call,
 )
 from prism.registries import ContributionRegistry
+from prism.security import NOOP_REDACTOR
 from prism.tools import ToolContext
 
 pytestmark = pytest.mark.anyio
@@ -104,7 +105,9 @@ async def test_status_command_counts_the_ledger() -> None:
     command = create_memory_status_command(Entries(branch()), runtime=runtime)
     registry: ContributionRegistry[Any] = ContributionRegistry("command")
     registry.register(command.name, command)
-    result = await execute_command(registry, "om:status", {}, SimpleNamespace(session_id="golden"))
+    result = await execute_command(
+        registry, "om:status", {}, SimpleNamespace(session_id="golden"), redactor=NOOP_REDACTOR
+    )
     assert result["observations"] == {"recorded": 4, "dropped": 1, "active": 3, "visible": 3}
     assert result["reflections"] == {"recorded": 1, "visible": 1}
     assert result["pool"]["maxTokens"] == 20000 and result["pool"]["targetTokens"] == 10000
@@ -145,14 +148,14 @@ async def test_extension_registers_inert_contributions() -> None:
     extension = create_observational_memory_extension(
         recall_tool={"get_entries": entries}, commands={"get_entries": entries}
     )
-    kernel = create_extension_kernel()
+    kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     report = await kernel.load([extension])
     assert report.ok
     assert kernel.registries.compaction_strategies.names() == ["observational-memory"]
     assert kernel.registries.tools.names() == ["recall"]
     assert kernel.registries.commands.names() == ["om:status", "om:view"]
     assert entries.calls == []  # nothing ran during setup
-    quiet = create_extension_kernel()
+    quiet = create_extension_kernel(redactor=NOOP_REDACTOR)
     await quiet.load([create_observational_memory_extension(disabled=True)])
     assert quiet.registries.summary() == {}
     with pytest.raises(ConfigError, match="get_entries"):

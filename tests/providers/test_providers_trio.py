@@ -9,6 +9,7 @@ import pytest
 
 from prism.providers import create_mock_provider, provider_done, provider_text_delta
 from prism.retry import RetryDecision, wait_for_retry
+from prism.security import NOOP_REDACTOR
 from prism.testing import assert_abort_is_observed, assert_provider_stream_conforms
 from prism.tools import ToolContext, create_tool_registry, define_tool, run_tool_calls
 
@@ -33,7 +34,9 @@ def test_mock_tools_and_retry_under_trio() -> None:
         calls: list[Any] = [
             {"id": f"c{i}", "name": "lock" if i == 2 else "work", "arguments": {}} for i in range(5)
         ]
-        results = await run_tool_calls(calls, registry=registry, concurrency=3)
+        results = await run_tool_calls(
+            calls, registry=registry, concurrency=3, redactor=NOOP_REDACTOR
+        )
         await wait_for_retry(RetryDecision(True, 0))
         return [r["value"] for r in results]
 

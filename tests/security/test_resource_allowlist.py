@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from prism.errors import ConfigError, PermissionDeniedError, ResourceError
 from prism.resources import DictResourceLoader, load_text_resource
-from prism.security import PermissionRequest, create_allowlist_policy
+from prism.security import NOOP_REDACTOR, PermissionRequest, create_allowlist_policy
 from prism.security.resource_names import ResourceNameError, normalize_resource_uri
 
 POLICY = create_allowlist_policy(resources=["file:///srv/data/*", "pkg://word-tools/*"])
@@ -84,10 +84,15 @@ async def test_loader_is_never_called_for_an_escape() -> None:
     loader = DictResourceLoader({"file:///etc/passwd": "root"})
     with pytest.raises(PermissionDeniedError):
         await load_text_resource(
-            loader, "file:///srv/data/%2e%2e/%2e%2e/etc/passwd", permission_policy=POLICY
+            loader,
+            "file:///srv/data/%2e%2e/%2e%2e/etc/passwd",
+            permission_policy=POLICY,
+            redactor=NOOP_REDACTOR,
         )
     with pytest.raises(ResourceError, match="climbs above its root"):
-        await load_text_resource(loader, "pkg://word-tools/../../x", permission_policy=POLICY)
+        await load_text_resource(
+            loader, "pkg://word-tools/../../x", permission_policy=POLICY, redactor=NOOP_REDACTOR
+        )
 
 
 @pytest.mark.anyio
@@ -100,7 +105,9 @@ async def test_policies_see_the_canonical_name() -> None:
             return True
 
     loader = DictResourceLoader({"mem://a/./b//c": "ok"})
-    await load_text_resource(loader, "mem://a/./b//c", permission_policy=Recording())  # type: ignore[arg-type]
+    await load_text_resource(
+        loader, "mem://a/./b//c", permission_policy=Recording(), redactor=NOOP_REDACTOR
+    )  # type: ignore[arg-type]
     assert seen == ["mem://a/b/c"]
 
 

@@ -8,7 +8,7 @@ import pytest
 from prism.contracts import ToolCall
 from prism.errors import ConfigError
 from prism.middleware import create_middleware_registry
-from prism.security import create_redactor
+from prism.security import NOOP_REDACTOR, create_redactor
 from prism.security.permissions import PermissionDecision, PermissionRequest
 from prism.tools import (
     ToolContext,
@@ -50,6 +50,7 @@ async def test_executes_with_context_carrying_the_call_id() -> None:
         call("read", {"path": "a.md"}),
         registry=registry,
         context=ToolContext(session_id="s1", run_id="r1", metadata={"k": 1}),
+        redactor=NOOP_REDACTOR,
     )
     assert result == {"toolCallId": "c1", "name": "read", "value": {"ok": "read"}}
     name, args, ctx = rec.calls[0]
@@ -70,7 +71,9 @@ async def test_async_tool_is_awaited() -> None:
         await anyio.lowlevel.checkpoint()
         return "later"
 
-    result = await dispatch_tool_call(call("slow"), registry=create_tool_registry([slow]))
+    result = await dispatch_tool_call(
+        call("slow"), registry=create_tool_registry([slow]), redactor=NOOP_REDACTOR
+    )
     assert result["value"] == "later" and "isError" not in result
 
 
@@ -80,7 +83,9 @@ async def test_schema_errors_never_echo_argument_values() -> None:
     registry = create_tool_registry([rec.tool("read", parameters=SCHEMA)])
     secret = "sk-canary-0123456789"
     for arguments in ({"path": 7, "limit": secret}, {"path": secret, "limit": secret}):
-        result = await dispatch_tool_call(call("read", arguments), registry=registry)
+        result = await dispatch_tool_call(
+            call("read", arguments), registry=registry, redactor=NOOP_REDACTOR
+        )
         assert result["value"]["code"] == "invalid_arguments"
         assert secret not in result["value"]["message"]
     assert rec.calls == []
@@ -114,7 +119,7 @@ async def test_refused_calls_become_error_results_and_never_execute(
     registry = create_tool_registry(
         [rec.tool("read", parameters=SCHEMA), rec.tool("hidden")], deny=["hidden"]
     )
-    result = await dispatch_tool_call(the_call, registry=registry)
+    result = await dispatch_tool_call(the_call, registry=registry, redactor=NOOP_REDACTOR)
     assert result["isError"] is True
     assert result["value"]["code"] == code
     assert message in result["value"]["message"]
@@ -127,7 +132,9 @@ async def test_middleware_renaming_to_a_denied_tool_is_refused() -> None:
     registry = create_tool_registry([rec.tool("read"), rec.tool("rm")], deny=["rm"])
     middleware = create_middleware_registry()
     middleware.use("tool_call", lambda value, next: next({**value, "name": "rm"}))
-    result = await dispatch_tool_call(call("read"), registry=registry, middleware=middleware)
+    result = await dispatch_tool_call(
+        call("read"), registry=registry, middleware=middleware, redactor=NOOP_REDACTOR
+    )
     assert result["value"]["code"] == "tool_not_active"
     assert result["toolCallId"] == "c1"
     assert rec.calls == []
@@ -140,19 +147,22 @@ async def test_middleware_renaming_to_an_unknown_tool_or_bad_args_is_refused() -
     rename = create_middleware_registry()
     rename.use("tool_call", lambda value, next: next({**value, "name": "shell"}))
     result = await dispatch_tool_call(
-        call("read", {"path": "a"}), registry=registry, middleware=rename
+        call("read", {"path": "a"}), registry=registry, middleware=rename, redactor=NOOP_REDACTOR
     )
     assert result["value"]["code"] == "unknown_tool"
     bad_args = create_middleware_registry()
     bad_args.use("tool_call", lambda value, next: next({**value, "arguments": {"path": 1}}))
     result = await dispatch_tool_call(
-        call("read", {"path": "a"}), registry=registry, middleware=bad_args
+        call("read", {"path": "a"}), registry=registry, middleware=bad_args, redactor=NOOP_REDACTOR
     )
     assert result["value"]["code"] == "invalid_arguments"
     not_a_call = create_middleware_registry()
     not_a_call.use("tool_call", lambda value, next: "rm -rf /")
     result = await dispatch_tool_call(
-        call("read", {"path": "a"}), registry=registry, middleware=not_a_call
+        call("read", {"path": "a"}),
+        registry=registry,
+        middleware=not_a_call,
+        redactor=NOOP_REDACTOR,
     )
     assert result["value"]["code"] == "invalid_tool_call"
     assert rec.calls == []
@@ -165,7 +175,9 @@ async def test_middleware_may_rewrite_arguments_of_an_allowed_call() -> None:
     middleware = create_middleware_registry()
     middleware.use("tool_call", lambda value, next: next({**value, "arguments": {"path": "b"}}))
     original = call("read", {"path": "a"})
-    await dispatch_tool_call(original, registry=registry, middleware=middleware)
+    await dispatch_tool_call(
+        original, registry=registry, middleware=middleware, redactor=NOOP_REDACTOR
+    )
     assert rec.calls[0][1] == {"path": "b"}
     assert original["arguments"] == {"path": "a"}  # the provider's call is not mutated
 
@@ -189,6 +201,7 @@ async def test_permission_policy_is_checked_after_middleware() -> None:
         middleware=middleware,
         permission_policy=Policy(),
         context=ToolContext(metadata={"user": "u1"}),
+        redactor=NOOP_REDACTOR,
     )
     assert result["value"] == {
         "message": "tool 'write' denied by permission policy: writes need approval",
@@ -208,7 +221,10 @@ async def test_a_raising_permission_policy_denies() -> None:
             raise RuntimeError("db down")
 
     result = await dispatch_tool_call(
-        call("read"), registry=create_tool_registry([rec.tool("read")]), permission_policy=Broken()
+        call("read"),
+        registry=create_tool_registry([rec.tool("read")]),
+        permission_policy=Broken(),
+        redactor=NOOP_REDACTOR,
     )
     assert result["value"]["code"] == "permission_denied"
     assert rec.calls == []
@@ -267,10 +283,12 @@ async def test_tool_result_middleware_sees_results_but_cannot_repair_ids() -> No
 
     middleware = create_middleware_registry()
     middleware.use("tool_result", observe)
-    result = await dispatch_tool_call(call("read"), registry=registry, middleware=middleware)
+    result = await dispatch_tool_call(
+        call("read"), registry=registry, middleware=middleware, redactor=NOOP_REDACTOR
+    )
     assert result == {"toolCallId": "c1", "name": "read", "value": "patched"}
     refused = await dispatch_tool_call(
-        call("nope", id="c2"), registry=registry, middleware=middleware
+        call("nope", id="c2"), registry=registry, middleware=middleware, redactor=NOOP_REDACTOR
     )
     assert refused["toolCallId"] == "c2"
     assert seen[1]["value"]["code"] == "unknown_tool"
@@ -282,7 +300,10 @@ async def test_tool_result_middleware_returning_garbage_becomes_error() -> None:
     middleware = create_middleware_registry()
     middleware.use("tool_result", lambda value, next: None)
     result = await dispatch_tool_call(
-        call("read"), registry=create_tool_registry([rec.tool("read")]), middleware=middleware
+        call("read"),
+        registry=create_tool_registry([rec.tool("read")]),
+        middleware=middleware,
+        redactor=NOOP_REDACTOR,
     )
     assert result["isError"] is True and result["value"]["code"] == "invalid_tool_call"
 
@@ -298,7 +319,10 @@ async def test_throw_policy_middleware_error_propagates_without_executing() -> N
     middleware.use("tool_call", fail)
     with pytest.raises(LookupError, match="middleware bug"):
         await dispatch_tool_call(
-            call("read"), registry=create_tool_registry([rec.tool("read")]), middleware=middleware
+            call("read"),
+            registry=create_tool_registry([rec.tool("read")]),
+            middleware=middleware,
+            redactor=NOOP_REDACTOR,
         )
     assert rec.calls == []
 
@@ -316,7 +340,9 @@ async def test_cancellation_propagates_out_of_a_tool() -> None:
     async with anyio.create_task_group() as group:
 
         async def run() -> None:
-            results.append(await dispatch_tool_call(call("hang"), registry=registry))
+            results.append(
+                await dispatch_tool_call(call("hang"), registry=registry, redactor=NOOP_REDACTOR)
+            )
 
         group.start_soon(run)
         await started.wait()
@@ -368,7 +394,9 @@ async def test_tool_mutating_its_arguments_does_not_edit_the_call() -> None:
 
     original = call("greedy", {"path": "a"})
     result = await dispatch_tool_call(
-        original, registry=create_tool_registry([define_tool("greedy", greedy)])
+        original,
+        registry=create_tool_registry([define_tool("greedy", greedy)]),
+        redactor=NOOP_REDACTOR,
     )
     assert result["value"] == "a"
     assert original["arguments"] == {"path": "a"}

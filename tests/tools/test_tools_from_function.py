@@ -17,6 +17,7 @@ from typing_extensions import TypedDict  # pydantic needs this one before Python
 from prism import ConfigError, ToolContext, create_mock_provider, define_tool, tool
 from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 from prism.tools import INVALID_ARGUMENTS, create_tool_registry, dispatch_tool_call
 
 
@@ -102,6 +103,7 @@ async def test_typed_tool_gets_validated_values_and_the_context() -> None:
     result = await dispatch_tool_call(
         call("ship", {"address": {"city": "Oslo", "zip_code": "01500"}, "window": {"start": 3}}),
         registry=registry,
+        redactor=NOOP_REDACTOR,
     )
     assert result.get("isError") is None
     assert result["value"] == {"city": "Oslo", "zip_code": "01500"}
@@ -120,18 +122,23 @@ async def test_invalid_arguments_become_tool_errors_without_values() -> None:
     registry = create_tool_registry([define_tool(ship)])
     # Caught by pydantic's validator (the JSON schema cannot say "five digits").
     bad_zip = await dispatch_tool_call(
-        call("ship", {"address": {"city": "Oslo", "zip_code": "secret-123"}}), registry=registry
+        call("ship", {"address": {"city": "Oslo", "zip_code": "secret-123"}}),
+        registry=registry,
+        redactor=NOOP_REDACTOR,
     )
     assert bad_zip["isError"] is True
     assert bad_zip["value"]["code"] == INVALID_ARGUMENTS
     assert "args.address.zip_code" in bad_zip["value"]["message"]
     assert "secret-123" not in bad_zip["value"]["message"]
     # Caught by the JSON schema before the function is reached.
-    missing = await dispatch_tool_call(call("ship", {"count": 2}), registry=registry)
+    missing = await dispatch_tool_call(
+        call("ship", {"count": 2}), registry=registry, redactor=NOOP_REDACTOR
+    )
     assert missing["value"]["code"] == INVALID_ARGUMENTS
     extra = await dispatch_tool_call(
         call("ship", {"address": {"city": "a", "zip_code": "12345"}, "colour": "red"}),
         registry=registry,
+        redactor=NOOP_REDACTOR,
     )
     assert extra["value"]["code"] == INVALID_ARGUMENTS
     assert ran == []
@@ -186,7 +193,9 @@ async def test_sync_function_returning_an_awaitable_is_awaited() -> None:
         return later()
 
     registry = create_tool_registry([define_tool(schedule)])
-    result = await dispatch_tool_call(call("schedule", {}), registry=registry)
+    result = await dispatch_tool_call(
+        call("schedule", {}), registry=registry, redactor=NOOP_REDACTOR
+    )
     assert result["value"] == {"start": 1, "end": 2}
 
 

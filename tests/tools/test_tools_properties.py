@@ -8,6 +8,7 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from prism.security import NOOP_REDACTOR
 from prism.tools import ToolContext, create_tool_registry, define_tool, dispatch_tool_call
 
 JSON = st.recursive(
@@ -50,7 +51,7 @@ def test_dispatch_is_total_and_executes_only_valid_calls(call: Any) -> None:
         [define_tool("count", count, parameters=SCHEMA), define_tool("denied", count)],
         deny=["denied"],
     )
-    result = anyio.run(lambda: dispatch_tool_call(call, registry=registry))
+    result = anyio.run(lambda: dispatch_tool_call(call, registry=registry, redactor=NOOP_REDACTOR))
     assert isinstance(result, dict) and "toolCallId" in result
     valid = (
         isinstance(call, dict)

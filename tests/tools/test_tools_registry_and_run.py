@@ -7,6 +7,7 @@ import pytest
 
 from prism.contracts import ToolCall, ToolResult
 from prism.errors import ConfigError
+from prism.security import NOOP_REDACTOR
 from prism.tools import ToolContext, create_tool_registry, define_tool, run_tool_calls
 
 
@@ -122,6 +123,7 @@ async def test_concurrency_limit_and_call_order_results() -> None:
             registry=registry,
             concurrency=2,
             on_result=lambda index, result: finished.append(index),
+            redactor=NOOP_REDACTOR,
         ),
         5,
     )
@@ -134,7 +136,11 @@ async def test_concurrency_limit_and_call_order_results() -> None:
 async def test_concurrency_one_is_sequential() -> None:
     tracker = Tracker()
     registry = create_tool_registry([tracker.make("work")])
-    await drive(tracker, run_tool_calls(calls("work", "work", "work"), registry=registry), 3)
+    await drive(
+        tracker,
+        run_tool_calls(calls("work", "work", "work"), registry=registry, redactor=NOOP_REDACTOR),
+        3,
+    )
     assert tracker.peak == 1
     assert tracker.log == ["start c0", "end c0", "start c1", "end c1", "start c2", "end c2"]
 
@@ -146,7 +152,10 @@ async def test_exclusive_tool_runs_alone() -> None:
     results = await drive(
         tracker,
         run_tool_calls(
-            calls("work", "work", "lock", "work", "work"), registry=registry, concurrency=4
+            calls("work", "work", "lock", "work", "work"),
+            registry=registry,
+            concurrency=4,
+            redactor=NOOP_REDACTOR,
         ),
         5,
     )
@@ -163,7 +172,7 @@ async def test_exclusive_tool_runs_alone() -> None:
 async def test_refused_calls_do_not_block_the_batch() -> None:
     registry = create_tool_registry([define_tool("ok", noop)])
     results: list[ToolResult] = await run_tool_calls(
-        calls("ok", "missing", "ok"), registry=registry, concurrency=3
+        calls("ok", "missing", "ok"), registry=registry, concurrency=3, redactor=NOOP_REDACTOR
     )
     assert [r.get("isError", False) for r in results] == [False, True, False]
     assert [r["toolCallId"] for r in results] == ["c0", "c1", "c2"]
@@ -177,7 +186,9 @@ async def test_on_start_and_async_callbacks() -> None:
     async def on_start(index: int, call: ToolCall) -> None:
         started.append(index)
 
-    await run_tool_calls(calls("ok", "ok"), registry=registry, on_start=on_start)
+    await run_tool_calls(
+        calls("ok", "ok"), registry=registry, on_start=on_start, redactor=NOOP_REDACTOR
+    )
     assert started == [0, 1]
 
 
@@ -186,7 +197,7 @@ async def test_bad_concurrency_rejected() -> None:
     registry = create_tool_registry()
     for bad in (0, -1, True, 1.5):
         with pytest.raises(ValueError, match="concurrency must be an int >= 1"):
-            await run_tool_calls([], registry=registry, concurrency=bad)  # type: ignore[arg-type]
+            await run_tool_calls([], registry=registry, concurrency=bad, redactor=NOOP_REDACTOR)  # type: ignore[arg-type]
 
 
 @pytest.mark.anyio
@@ -196,7 +207,9 @@ async def test_cancellation_cancels_every_running_call() -> None:
     with anyio.CancelScope() as scope:
         async with anyio.create_task_group() as group:
             group.start_soon(
-                lambda: run_tool_calls(calls("work", "work"), registry=registry, concurrency=2)
+                lambda: run_tool_calls(
+                    calls("work", "work"), registry=registry, concurrency=2, redactor=NOOP_REDACTOR
+                )
             )
             await anyio.wait_all_tasks_blocked()
             scope.cancel()
@@ -206,4 +219,9 @@ async def test_cancellation_cancels_every_running_call() -> None:
 
 @pytest.mark.anyio
 async def test_empty_call_list() -> None:
-    assert await run_tool_calls([], registry=create_tool_registry(), concurrency=3) == []
+    assert (
+        await run_tool_calls(
+            [], registry=create_tool_registry(), concurrency=3, redactor=NOOP_REDACTOR
+        )
+        == []
+    )

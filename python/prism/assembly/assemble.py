@@ -39,6 +39,7 @@ from prism.assembly.skills import Skill
 from prism.contracts import Message, ModelConfig, ProviderRequest, ToolDeclaration, ToolResult
 from prism.errors import ConfigError
 from prism.middleware import MiddlewareRegistry, PromptBuildPayload
+from prism.security.redaction import SecretRedactor, require_redactor
 
 
 class InputBuilder(Protocol):
@@ -144,7 +145,7 @@ async def assemble_provider_input(
     session_id: str | None = None,
     run_id: str | None = None,
     turn: int | None = None,
-    redactor: Any = None,
+    redactor: SecretRedactor,
     attention_compiler: Any = None,
     attention_sticky: Any = None,
     on_attention_report: Callable[[Any], Any] | None = None,
@@ -153,11 +154,13 @@ async def assemble_provider_input(
 
     ``history`` is never mutated; every stage works on new lists.
     ``metadata`` goes on the request (not on messages) and is visible to context
-    providers. With ``attention_compiler`` set the default groups are used
+    providers. ``redactor`` is the agent's (``NOOP_REDACTOR`` when there are
+    no secrets); the attention pass redacts the stubs it writes with it. With ``attention_compiler`` set the default groups are used
     and ``input_builder`` is not consulted.
     """
     if not isinstance(model, Mapping) or not isinstance(model.get("provider"), str):
         raise ConfigError("model must be a ModelConfig dict with 'provider' and 'model'")
+    require_redactor(redactor, owner="assemble_provider_input")
     if options is not None and not isinstance(options, Mapping):
         raise ConfigError("options must be a mapping")
     if metadata is not None and not isinstance(metadata, Mapping):

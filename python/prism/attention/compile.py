@@ -21,6 +21,7 @@ from prism.attention.options import AttentionCompiler, create_attention_compiler
 from prism.attention.policy import at_tool_result_boundary
 from prism.attention.report import AttentionReport
 from prism.errors import AttentionBudgetError
+from prism.security.redaction import SecretRedactor, require_redactor
 
 # Compose order of the message groups; only history and in-flight tool
 # results may be shrunk (instructions, summaries, the turn's input and
@@ -82,7 +83,7 @@ def compile_attention(
     skills: Sequence[Any] | None = None,
     tools: Sequence[Any] | None = None,
     frontier: AttentionStickyFrontier | None = None,
-    redactor: Any = None,
+    redactor: SecretRedactor,
     turn: int | None = None,
     session_id: str | None = None,
     run_id: str | None = None,
@@ -116,6 +117,7 @@ def compile_attention(
         _extra(groups, "tools", tools),
     ]
     cache = measure_cache if compiler.incremental else None
+    require_redactor(redactor, owner="compile_attention")
     plan = _plan(compiler, lists, extras, frontier, redactor, cache)
     if plan["overBudget"]:
         raise AttentionBudgetError(

@@ -6,28 +6,9 @@ They take the redactor object the host built once (the agent's, or
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
-from prism.security.redaction import (
-    NOOP_REDACTOR,
-    SecretRedactor,
-    create_redactor,
-    require_redactor,
-)
-
-
-def resolve_redactor(
-    redactor: SecretRedactor | None, secrets: Iterable[str] = (), *, owner: str
-) -> SecretRedactor:
-    """The redactor for a long-lived object that accepts either a ready
-    ``redactor`` or ``secrets`` to build one from (once, at construction)."""
-    secret_list = tuple(secrets) if not isinstance(secrets, str) else (secrets,)
-    if redactor is not None and secret_list:
-        raise TypeError(f"{owner}: pass redactor= or secrets=, not both")
-    if redactor is not None:
-        return require_redactor(redactor, owner=owner)
-    return create_redactor(secret_list) if secret_list else NOOP_REDACTOR
+from prism.security.redaction import SecretRedactor
 
 
 def redact_json(value: Any, redactor: SecretRedactor) -> Any:

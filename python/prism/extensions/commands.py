@@ -19,7 +19,7 @@ from prism.errors import CommandError, ConfigError, DuplicateContributionError
 from prism.extensions._redaction import describe_error
 from prism.registries import ContributionRegistry, check_contribution_name
 from prism.security.permissions import PermissionPolicy, PermissionRequest, require_permission
-from prism.security.redaction import NOOP_REDACTOR, SecretRedactor, require_redactor
+from prism.security.redaction import SecretRedactor, require_redactor
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -79,7 +79,7 @@ async def execute_command(
     ctx: Any = None,
     *,
     permission_policy: PermissionPolicy | None = None,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
 ) -> Any:
     """Run the registered command ``name``; nothing runs for an unknown name,
     a denied command or invalid arguments. Errors raised by ``run`` come back

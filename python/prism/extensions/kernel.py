@@ -29,7 +29,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from prism.contracts import ErrorInfo
 from prism.errors import ConfigError, ExtensionError, RegistryClosedError, error_info
-from prism.extensions._redaction import redact_json, resolve_redactor
+from prism.extensions._redaction import redact_json
 from prism.extensions.events import EventBus, EventHandler
 from prism.middleware import Middleware, MiddlewareHookName, MiddlewareRegistry
 from prism.registries import (
@@ -37,7 +37,7 @@ from prism.registries import (
     check_contribution_name,
 )
 from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
-from prism.security.redaction import SecretRedactor
+from prism.security.redaction import SecretRedactor, require_redactor
 
 ExtensionPhase = Literal["validate", "permission", "setup", "middleware", "listener"]
 LIFECYCLE_EVENTS: frozenset[str] = frozenset(
@@ -245,8 +245,7 @@ class ExtensionKernel:
         middleware: MiddlewareRegistry | None = None,
         registries: ContributionRegistries | None = None,
         permission_policy: PermissionPolicy | None = None,
-        secrets: Iterable[str] = (),
-        redactor: SecretRedactor | None = None,
+        redactor: SecretRedactor,
         freeze_on_load: bool = True,
     ) -> None:
         self.registries = registries if registries is not None else ContributionRegistries()
@@ -254,7 +253,7 @@ class ExtensionKernel:
         self.permission_policy = permission_policy
         self.freeze_on_load = freeze_on_load
         # Built once here (or the host's own, e.g. the agent's): never per event.
-        self.redactor = resolve_redactor(redactor, secrets, owner="extension kernel")
+        self.redactor = require_redactor(redactor, owner="extension kernel")
         self._state: Literal["idle", "loading", "loaded"] = "idle"
         self._loaded: list[str] = []
         self._failed: list[ExtensionFailure] = []
@@ -428,19 +427,17 @@ def create_extension_kernel(
     middleware: MiddlewareRegistry | None = None,
     registries: ContributionRegistries | None = None,
     permission_policy: PermissionPolicy | None = None,
-    secrets: Iterable[str] = (),
-    redactor: SecretRedactor | None = None,
+    redactor: SecretRedactor,
     freeze_on_load: bool = True,
 ) -> ExtensionKernel:
     """A kernel sharing ``middleware``/``registries`` with the host when given.
-    ``redactor`` (e.g. ``agent.config.redactor``), or one built once from
-    ``secrets``, masks every event the kernel emits. With
+    ``redactor`` (the agent's, ``agent.config.redactor``; ``NOOP_REDACTOR``
+    when there are no secrets) masks every event the kernel emits. With
     ``freeze_on_load`` (the default) the registries close after ``load``."""
     return ExtensionKernel(
         middleware=middleware,
         registries=registries,
         permission_policy=permission_policy,
-        secrets=secrets,
         redactor=redactor,
         freeze_on_load=freeze_on_load,
     )

@@ -81,7 +81,7 @@ async def assemble_turn(settings: RunSettings, port: RunPort, turn: int) -> Prov
         session_id=port.session_id,
         run_id=port.run_id,
         turn=turn,
-        redactor=config.redactor if len(config.redactor) else None,
+        redactor=config.redactor,
         input_builder=config.input_builder,
         prompt_builder=config.prompt_builder,
         **attention_options(settings, port),

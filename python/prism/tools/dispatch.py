@@ -35,7 +35,7 @@ from prism.errors import ExecutionDeniedError
 from prism.middleware import MiddlewareRegistry
 from prism.security.limits import MAX_VALUE_DEPTH, describe_path, too_deep_path
 from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
-from prism.security.redaction import NOOP_REDACTOR, SecretRedactor, require_redactor
+from prism.security.redaction import SecretRedactor, require_redactor
 from prism.tools.definition import (
     ToolArgumentsError,
     ToolContext,
@@ -127,7 +127,7 @@ async def dispatch_tool_call(
     context: ToolContext | None = None,
     middleware: MiddlewareRegistry | None = None,
     permission_policy: PermissionPolicy | None = None,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
 ) -> ToolResult:
     """Run one provider tool call; see the module docstring for the order."""
     redactor = require_redactor(redactor, owner="dispatch_tool_call")
@@ -234,7 +234,7 @@ async def run_tool_calls(
     concurrency: int = 1,
     middleware: MiddlewareRegistry | None = None,
     permission_policy: PermissionPolicy | None = None,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
     on_start: OnToolStart | None = None,
     on_result: OnToolResult | None = None,
     execute_call: ExecuteCall | None = None,
