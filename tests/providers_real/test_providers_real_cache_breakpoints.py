@@ -215,3 +215,29 @@ def _trip_requests(events: list[dict[str, Any]]) -> int:
             trips += 1
         seen = mutated
     return trips
+
+
+def test_prefix_memory_is_bounded_per_session() -> None:
+    memory = PrefixMemory(sessions=2)
+    assert memory.stable_rows("a", [1, 2, 3]) == 0
+    assert memory.stable_rows("a", [1, 2, 4]) == 2
+    memory.stable_rows("b", [1])
+    memory.stable_rows("c", [1])  # "a" is the least recently used: dropped
+    assert memory.stable_rows("a", [1, 2, 4]) == 0
+    assert memory.stable_rows("c", [1, 5]) == 1
+
+
+def test_requests_without_a_session_get_no_stable_row_breakpoint() -> None:
+    messages = [
+        SYSTEM,
+        user("a"),
+        {"role": "assistant", "content": [{"type": "text", "text": "b"}]},
+        user("c"),
+    ]
+    request = {"model": MODEL, "messages": messages}
+    memory = PrefixMemory()
+    for _ in range(2):
+        body = build_messages_body(
+            request, policy=AnthropicRequestPolicy(), default_options={}, prefix_memory=memory
+        )  # type: ignore[arg-type]
+    assert marked(body) == ["system", "messages[2]"]
