@@ -88,7 +88,7 @@ class DockerEngine:
 
 
 def _run_args(*, name: str, root: Path, limits: SandboxLimits, source: Path | None) -> list[str]:
-    args = ["run", "-d", "--init", "--name", name, "--network", "none"]
+    args = ["run", "-d", "--pull", "never", "--init", "--name", name, "--network", "none"]
     args += ["--user", f"{SANDBOX_UID}:{SANDBOX_UID}", "--read-only", "--cap-drop", "ALL"]
     args += ["--security-opt", "no-new-privileges", "--ipc", "private"]
     args += ["--memory", str(limits.memory_bytes), "--memory-swap", str(limits.memory_bytes)]
