@@ -26,9 +26,11 @@ HOST = Path(__file__).with_name("reattach_host.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_first_host(backend: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+def run_first_host(
+    backend: str, env: dict[str, str] | None = None, mode: str = "crash"
+) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, str(HOST), backend],
+        [sys.executable, str(HOST), backend, mode],
         capture_output=True,
         text=True,
         timeout=120,
@@ -88,3 +90,8 @@ async def test_native_processes_die_with_the_host_and_refs_fail_closed() -> None
             assert caught.value.code == ERR_PROCESS_ATTACH
     finally:
         shutil.rmtree(kept["root"], ignore_errors=True)
+
+
+def test_a_native_host_that_forgets_close_leaves_no_control_directory() -> None:
+    kept = run_first_host("native", mode="exit")
+    assert not Path(kept["root"]).exists()

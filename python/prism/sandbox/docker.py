@@ -183,6 +183,8 @@ class DockerSandbox(AgentSandbox):
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
+        if self._proxy is not None:
+            self._proxy.close()  # the proxy lives in this host: egress is deny-all from now on
         self._state = "closed"
 
 
