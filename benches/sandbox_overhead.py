@@ -87,7 +87,7 @@ def main() -> None:
     gap = medians["native"] - medians["bare"]
     print(f"bare subprocess `true`          {medians['bare']:8.2f} ms")
     print(
-        f"native exec_file `true`         {medians['native']:8.2f} ms  (+{gap:.2f} ms; target <= +10 ms)"
+        f"native exec_file `true`         {medians['native']:8.2f} ms  ({gap:+.2f} ms; target <= +10 ms)"
     )
     print(f"docker exec <id> true (CLI)     {medians['docker_cli']:8.2f} ms  (baseline)")
     print(f"docker warm exec_file `true`    {medians['docker']:8.2f} ms  (target < 100 ms)")

@@ -14,7 +14,7 @@ from prism.sandbox.docker import create_docker_sandbox
 from prism.sandbox.native import create_native_sandbox
 
 
-async def main(backend: str) -> None:
+async def main(backend: str, mode: str) -> None:
     if backend == "docker":
         sandbox = await create_docker_sandbox()
         keep = {"container": sandbox.container_id}
@@ -26,8 +26,10 @@ async def main(backend: str) -> None:
     )
     await process.write("a\n")
     print(json.dumps({**keep, "ref": process.ref}), flush=True)
-    os._exit(0)  # a crash: no close, no cleanup
+    if mode == "crash":
+        os._exit(0)  # a crash: no close, no cleanup
+    # else: a host that forgets close() and exits normally
 
 
 if __name__ == "__main__":
-    anyio.run(main, sys.argv[1])
+    anyio.run(main, sys.argv[1], sys.argv[2])

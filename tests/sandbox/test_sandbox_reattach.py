@@ -10,14 +10,16 @@ import select
 import shutil
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.docker_engine import DockerEngineServer
 
-from prism.sandbox import ERR_PROCESS_ATTACH, SandboxError
-from prism.sandbox.docker import attach_docker_sandbox
+from prism.sandbox import ERR_PROCESS_ATTACH, SandboxError, create_egress_policy
+from prism.sandbox.docker import attach_docker_sandbox, create_docker_sandbox
 from prism.sandbox.native import create_native_sandbox
 from prism.sandbox.processes import ProcessRef
 
@@ -26,9 +28,11 @@ HOST = Path(__file__).with_name("reattach_host.py")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_first_host(backend: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+def run_first_host(
+    backend: str, env: dict[str, str] | None = None, mode: str = "crash"
+) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, str(HOST), backend],
+        [sys.executable, str(HOST), backend, mode],
         capture_output=True,
         text=True,
         timeout=120,
@@ -88,3 +92,28 @@ async def test_native_processes_die_with_the_host_and_refs_fail_closed() -> None
             assert caught.value.code == ERR_PROCESS_ATTACH
     finally:
         shutil.rmtree(kept["root"], ignore_errors=True)
+
+
+def test_a_native_host_that_forgets_close_leaves_no_control_directory() -> None:
+    kept = run_first_host("native", mode="exit")
+    assert not Path(kept["root"]).exists()
+
+
+async def test_a_detached_docker_sandbox_loses_its_egress(
+    docker_engine: DockerEngineServer,
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    policy = create_egress_policy([{"host": "127.0.0.1", "port": port, "protocol": "http"}])
+    sandbox = await create_docker_sandbox(docker_host=docker_engine.host, egress=policy)
+    fetch = "import urllib.request,sys\ntry: urllib.request.urlopen(sys.argv[1], timeout=5)\nexcept Exception as e: print(type(e).__name__)"
+    try:
+        await sandbox.detach()
+        sandbox = await attach_docker_sandbox(sandbox.container_id, docker_host=docker_engine.host)
+        result = await sandbox.exec_file("python3", ["-c", fetch, f"http://127.0.0.1:{port}/"])
+        assert result.stdout_text.strip() == "URLError"  # the relay finds no proxy: refused
+    finally:
+        await sandbox.close()
+        server.shutdown()
+        server.server_close()

@@ -88,7 +88,7 @@ class DockerEngine:
 
 
 def _run_args(*, name: str, root: Path, limits: SandboxLimits, source: Path | None) -> list[str]:
-    args = ["run", "-d", "--init", "--name", name, "--network", "none"]
+    args = ["run", "-d", "--pull", "never", "--init", "--name", name, "--network", "none"]
     args += ["--user", f"{SANDBOX_UID}:{SANDBOX_UID}", "--read-only", "--cap-drop", "ALL"]
     args += ["--security-opt", "no-new-privileges", "--ipc", "private"]
     args += ["--memory", str(limits.memory_bytes), "--memory-swap", str(limits.memory_bytes)]
@@ -183,6 +183,8 @@ class DockerSandbox(AgentSandbox):
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
+        if self._proxy is not None:
+            self._proxy.close()  # the proxy lives in this host: egress is deny-all from now on
         self._state = "closed"
 
 

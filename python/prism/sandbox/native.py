@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Literal
@@ -180,6 +181,9 @@ class NativeSandbox(AgentSandbox):
         self.mode = mode
         self._root = root
         self._proxy = proxy
+        # A host that exits without close() still removes the control directory
+        # (the sandbox itself dies with the host: --die-with-parent).
+        self._cleanup = weakref.finalize(self, shutil.rmtree, str(root), True)
         self._process: Process | None = None
         self._log: IO[bytes] | None = None
 
@@ -240,7 +244,7 @@ class NativeSandbox(AgentSandbox):
         if self._log is not None:
             self._log.close()
             self._log = None
-        shutil.rmtree(self._root, ignore_errors=True)
+        self._cleanup()
 
 
 async def create_native_sandbox(

@@ -115,66 +115,59 @@ def create_process_tools(
             "killed": state.running,
         }
 
-    process_id = {"type": "string", "description": "the id process_start returned"}
+    handlers = {
+        "process_start": start,
+        "process_read": read,
+        "process_write": write,
+        "process_stop": stop,
+    }
     return [
-        define_tool(
-            "process_start",
-            start,
-            description="Start a long-running shell command (dev server, watcher, REPL) in the "
-            "sandbox, or re-attach one by its ref. Returns its id and ref.",
-            parameters={
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string"},
-                    "cwd": {"type": "string"},
-                    "ref": {"type": "string", "description": "re-attach instead of starting"},
-                },
-                "anyOf": [{"required": ["command"]}, {"required": ["ref"]}],
-                "additionalProperties": False,
-            },
-        ),
-        define_tool(
-            "process_read",
-            read,
-            description="Read a process's new output (stdout and stderr interleaved) since the last read.",
-            parameters={
-                "type": "object",
-                "properties": {
-                    "id": process_id,
-                    "wait_seconds": {"type": "number", "minimum": 0, "maximum": 60},
-                },
-                "required": ["id"],
-                "additionalProperties": False,
-            },
-        ),
-        define_tool(
-            "process_write",
-            write,
-            description="Write text to a process's stdin (include the newline); optionally close stdin.",
-            parameters={
-                "type": "object",
-                "properties": {
-                    "id": process_id,
-                    "data": {"type": "string"},
-                    "close_stdin": {"type": "boolean"},
-                },
-                "required": ["id"],
-                "additionalProperties": False,
-            },
-        ),
-        define_tool(
-            "process_stop",
-            stop,
-            description="Signal a process (TERM by default), wait briefly, kill what is left and release it.",
-            parameters={
-                "type": "object",
-                "properties": {
-                    "id": process_id,
-                    "signal": {"enum": sorted(_SIGNALS)},
-                    "grace_seconds": {"type": "number", "minimum": 0, "maximum": 30},
-                },
-                "required": ["id"],
-                "additionalProperties": False,
-            },
-        ),
+        define_tool(name, handlers[name], description=description, parameters=schema)
+        for name, (description, schema) in _TOOL_SPECS.items()
     ]
+
+
+def _object(properties: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "additionalProperties": False, **extra}
+
+
+_PROCESS_ID = {"type": "string", "description": "the id process_start returned"}
+_TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
+    "process_start": (
+        "Start a long-running shell command (dev server, watcher, REPL) in the sandbox, "
+        "or re-attach one by its ref. Returns its id and ref.",
+        _object(
+            {
+                "command": {"type": "string"},
+                "cwd": {"type": "string"},
+                "ref": {"type": "string", "description": "re-attach instead of starting"},
+            },
+            anyOf=[{"required": ["command"]}, {"required": ["ref"]}],
+        ),
+    ),
+    "process_read": (
+        "Read a process's new output (stdout and stderr interleaved) since the last read.",
+        _object(
+            {"id": _PROCESS_ID, "wait_seconds": {"type": "number", "minimum": 0, "maximum": 60}},
+            required=["id"],
+        ),
+    ),
+    "process_write": (
+        "Write text to a process's stdin (include the newline); optionally close stdin.",
+        _object(
+            {"id": _PROCESS_ID, "data": {"type": "string"}, "close_stdin": {"type": "boolean"}},
+            required=["id"],
+        ),
+    ),
+    "process_stop": (
+        "Signal a process (TERM by default), wait briefly, kill what is left and release it.",
+        _object(
+            {
+                "id": _PROCESS_ID,
+                "signal": {"enum": sorted(_SIGNALS)},
+                "grace_seconds": {"type": "number", "minimum": 0, "maximum": 30},
+            },
+            required=["id"],
+        ),
+    ),
+}
