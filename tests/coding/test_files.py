@@ -190,3 +190,16 @@ async def test_limits_are_configurable(workspace: Path) -> None:
     )
     call = make_call(toolset)
     assert "over the 10 bytes limit" in error_of(await call("read", path="src/app.py"))
+
+
+async def test_hard_link_and_symlink_reads_are_refused(
+    workspace: Path, call: Call, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("top secret\n")
+    os.link(secret, workspace / "innocent.txt")
+    (workspace / "alias.txt").symlink_to(secret)
+    for path in ("innocent.txt", "alias.txt", f"/proc/self/root{secret}"):
+        result = await call("read", path=path)
+        assert result["value"]["code"] == "policy_denied", path
+        assert "top secret" not in str(result)

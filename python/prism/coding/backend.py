@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import signal
 import stat
 import subprocess
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import anyio
-import anyio.abc
+import anyio.to_thread
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +153,15 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
+def _reap_group_blocking(pgid: int, limit: float = 5.0) -> None:
+    deadline = time.monotonic() + limit
+    delay = 0.0005
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        _kill_group(pgid)
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
 async def _reap_group(pgid: int, limit: float = 5.0) -> None:
     """Kill the group and wait (bounded) until none of it is running, so a
     returning call leaves no process of its command behind."""
@@ -223,51 +233,33 @@ class LocalBackend:
         kill_after_bytes: int,
         stdin: bytes | None = None,
     ) -> ExecResult:
+        # The process is started and pumped in one worker thread (a thread hop
+        # costs far less than asyncio's subprocess transport); the event loop
+        # only waits, and on cancellation kills the group itself.
         started = time.perf_counter()
-        buffer = _HeadTail(output_cap)
-        flooded = False
-        timed_out = False
-        process = await anyio.open_process(
-            list(argv),
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-        )
-
-        async def pump() -> None:
-            nonlocal flooded
-            assert process.stdout is not None
-            async for chunk in process.stdout:
-                buffer.add(chunk)
-                if buffer.total > kill_after_bytes:
-                    flooded = True
-                    _kill_group(process.pid)
-                    return
-
+        pids: list[int] = []
         try:
-            with anyio.move_on_after(timeout) as scope:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(pump)
-                    if stdin is not None and process.stdin is not None:
-                        await process.stdin.send(stdin)
-                        await process.stdin.aclose()
-                    await process.wait()
-                    # A background child still holding the pipe would keep
-                    # the reader waiting; the group goes with its leader.
-                    _kill_group(process.pid)
-            timed_out = scope.cancelled_caught
-        finally:
-            # Timed out or cancelled: nothing it started survives.
-            with anyio.CancelScope(shield=True):
-                await _reap_group(process.pid)
-                await process.wait()
-                await process.aclose()
+            outcome = await anyio.to_thread.run_sync(
+                _run_blocking,
+                list(argv),
+                cwd,
+                dict(env),
+                timeout,
+                output_cap,
+                kill_after_bytes,
+                stdin,
+                pids,
+                abandon_on_cancel=True,
+            )
+        except BaseException:
+            if pids:
+                with anyio.CancelScope(shield=True):
+                    await _reap_group(pids[0])
+            raise
+        exit_code, buffer, timed_out, flooded = outcome
         text, omitted = buffer.text()
         return ExecResult(
-            exit_code=None if (timed_out or flooded) else process.returncode,
+            exit_code=exit_code,
             output=text,
             output_bytes=buffer.total,
             omitted_bytes=omitted,
@@ -275,3 +267,87 @@ class LocalBackend:
             killed_for_output=flooded,
             duration_ms=(time.perf_counter() - started) * 1000,
         )
+
+
+def _pump(
+    process: subprocess.Popen[bytes],
+    buffer: _HeadTail,
+    deadline: float,
+    kill_after_bytes: int,
+) -> tuple[bool, bool]:
+    """Read output until EOF, the deadline or the flood limit. When the leader
+    exits its group is killed, so a background child holding the pipe cannot
+    keep the call open. Returns (timed_out, flooded)."""
+    assert process.stdout is not None
+    fd = process.stdout.fileno()
+    leader_fd = os.pidfd_open(process.pid) if hasattr(os, "pidfd_open") else None
+    try:
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ, "out")
+            if leader_fd is not None:
+                selector.register(leader_fd, selectors.EVENT_READ, "exit")
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return True, False
+                for key, _ in selector.select(
+                    min(remaining, 0.5 if leader_fd is None else remaining)
+                ):
+                    if key.data == "exit":
+                        selector.unregister(key.fileobj)
+                        _kill_group(process.pid)
+                        continue
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        return False, False
+                    buffer.add(chunk)
+                    if buffer.total > kill_after_bytes:
+                        return False, True
+                if leader_fd is None and process.poll() is not None:
+                    _kill_group(process.pid)
+    finally:
+        if leader_fd is not None:
+            os.close(leader_fd)
+
+
+def _run_blocking(
+    argv: list[str],
+    cwd: str,
+    env: dict[str, str],
+    timeout: float,
+    output_cap: int,
+    kill_after_bytes: int,
+    stdin: bytes | None,
+    pids: list[int],
+) -> tuple[int | None, _HeadTail, bool, bool]:
+    buffer = _HeadTail(output_cap)
+    deadline = time.monotonic() + timeout
+    with subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    ) as process:
+        pids.append(process.pid)
+        try:
+            if stdin is not None and process.stdin is not None:
+                with contextlib.suppress(BrokenPipeError):
+                    process.stdin.write(stdin)
+                process.stdin.close()
+            timed_out, flooded = _pump(process, buffer, deadline, kill_after_bytes)
+            if not (timed_out or flooded):
+                # EOF can come before the exit (a program closing its stdout
+                # first); killing it then would turn exit 0 into SIGKILL.
+                try:
+                    process.wait(timeout=max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+        finally:
+            _kill_group(process.pid)
+            process.wait()
+            _reap_group_blocking(process.pid)
+    exit_code = None if (timed_out or flooded) else process.returncode
+    return exit_code, buffer, timed_out, flooded

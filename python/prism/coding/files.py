@@ -134,6 +134,7 @@ def read_tool(ws: CodingWorkspace, *, name: str = "read") -> ToolDefinition:
             limit,
             limits.read_max_line_chars,
             limits.read_max_output_bytes,
+            loaded.text.lines,
         )
         ws.mark_read(ctx, str(real), loaded.info)
         if loaded.text.note:

@@ -23,6 +23,8 @@ class Decoded:
     bom: bytes
     crlf: bool
     note: str
+    lines: int
+    """Line count (a last line without a newline counts)."""
 
 
 def image_type(data: bytes) -> str | None:
@@ -50,18 +52,31 @@ def decode(data: bytes) -> Decoded | None:
             return _lines(text, encoding, bom, f"decoded as {encoding} (byte-order mark)")
     if b"\0" in data[:8192]:
         return None
+    # Line endings and counts are found on the bytes (memchr speed): in UTF-8
+    # and Latin-1 a newline byte is always a newline.
+    carriage = data.find(b"\r")  # one-byte search: memchr; "\r\n" in data is slower
+    crlf = carriage >= 0 and b"\r\n" in data[carriage:]
+    count = data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
     try:
-        return _lines(data.decode("utf-8"), "utf-8", b"", "")
+        text = data.decode("utf-8")
+        encoding, note = "utf-8", ""
     except UnicodeDecodeError:
         text = data.decode("latin-1")
-        return _lines(text, "latin-1", b"", "not valid UTF-8: decoded as Latin-1")
+        encoding, note = "latin-1", "not valid UTF-8: decoded as Latin-1"
+    if crlf:
+        text = text.replace("\r\n", "\n")
+    return Decoded(text, encoding, b"", crlf, note, count)
 
 
 def _lines(text: str, encoding: str, bom: bytes, note: str) -> Decoded:
     crlf = "\r\n" in text
     if crlf:
         text = text.replace("\r\n", "\n")
-    return Decoded(text, encoding, bom, crlf, note)
+    return Decoded(text, encoding, bom, crlf, note, _count_lines(text))
+
+
+def _count_lines(text: str) -> int:
+    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
 
 
 def encode(text: str, like: Decoded | None) -> bytes:
@@ -74,25 +89,46 @@ def encode(text: str, like: Decoded | None) -> bytes:
     return like.bom + text.encode(like.encoding)
 
 
+def _nth_line_start(text: str, number: int) -> int:
+    """Index where 1-based line ``number`` starts (``len(text)`` past the end)."""
+    index = 0
+    for _ in range(number - 1):
+        found = text.find("\n", index)
+        if found < 0:
+            return len(text)
+        index = found + 1
+    return index
+
+
 def number_lines(
-    text: str, offset: int, limit: int, max_line_chars: int, max_bytes: int
+    text: str,
+    offset: int,
+    limit: int,
+    max_line_chars: int,
+    max_bytes: int,
+    total: int | None = None,
 ) -> tuple[str, int, int, list[str]]:
     """``cat -n`` style lines ``offset..offset+limit-1`` (1-based), each cut at
     ``max_line_chars``, the whole cut at ``max_bytes``. Returns the text, the
-    first and last line shown, and notes saying what was cut."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    total = len(lines)
+    first and last line shown, and notes saying what was cut. Only the shown
+    region is split into lines (a 5 MB file is not split whole)."""
+    if total is None:
+        total = _count_lines(text)
     start = max(offset, 1)
     end = min(total, start + limit - 1)
+    begin = _nth_line_start(text, start)
+    stop = begin
+    for _ in range(end - start + 1):
+        found = text.find("\n", stop)
+        stop = len(text) if found < 0 else found + 1
+    lines = text[begin:stop].split("\n")
     out: list[str] = []
     notes: list[str] = []
     size = 0
     long_lines = 0
     last = start - 1
     for number in range(start, end + 1):
-        line = lines[number - 1]
+        line = lines[number - start]
         if len(line) > max_line_chars:
             line = line[:max_line_chars] + " [... line cut]"
             long_lines += 1
@@ -142,24 +178,36 @@ def small_diff(before: str, old: str, new: str, index: int, context: int = 2) ->
     """A unified-style hunk for one replacement at ``index``, built from the
     replaced region only (a diff of the whole file would cost too much on big files)."""
     first = line_of(before, index)
-    lines_before = before.split("\n")
-    start = max(1, first - context)
-    old_lines = old.split("\n")
-    new_lines = new.split("\n")
-    last_old = first + len(old_lines) - 1
-    rows = [f"@@ -{first},{len(old_lines)} +{first},{len(new_lines)} @@"]
-    rows += [f" {line}" for line in lines_before[start - 1 : first - 1]]
-    head = lines_before[first - 1]
-    column = index - (before.rfind("\n", 0, index) + 1)
-    prefix = head[:column]
-    tail_line = lines_before[last_old - 1] if last_old - 1 < len(lines_before) else ""
-    suffix_start = len(old_lines[-1]) + (column if len(old_lines) == 1 else 0)
-    suffix = tail_line[suffix_start:]
-    shown_old = (prefix + old + suffix).split("\n")
-    shown_new = (prefix + new + suffix).split("\n")
+    region_start = _back_lines(before, index, context)
+    head_start = before.rfind("\n", 0, index) + 1
+    end = index + len(old)
+    line_end = before.find("\n", end)
+    line_end = len(before) if line_end < 0 else line_end
+    after_end = line_end
+    for _ in range(context):
+        if after_end >= len(before):
+            break
+        found = before.find("\n", after_end + 1)
+        after_end = len(before) if found < 0 else found
+    lead = before[region_start:head_start].split("\n")[:-1] if head_start > region_start else []
+    shown_old = before[head_start:line_end].split("\n")
+    shown_new = (before[head_start:index] + new + before[end:line_end]).split("\n")
+    trail = before[line_end + 1 : after_end].split("\n") if after_end > line_end else []
+    rows = [f"@@ -{first},{len(shown_old)} +{first},{len(shown_new)} @@"]
+    rows += [f" {line}" for line in lead]
     rows += [f"-{line}" for line in shown_old[:40]]
     rows += [f"+{line}" for line in shown_new[:40]]
     if len(shown_old) > 40 or len(shown_new) > 40:
         rows.append("[... diff cut at 40 lines per side]")
-    rows += [f" {line}" for line in lines_before[last_old : last_old + context]]
+    rows += [f" {line}" for line in trail]
     return "\n".join(rows)
+
+
+def _back_lines(text: str, index: int, count: int) -> int:
+    """Start of the line ``count`` lines above the one holding ``index``."""
+    start = text.rfind("\n", 0, index) + 1
+    for _ in range(count):
+        if start == 0:
+            break
+        start = text.rfind("\n", 0, start - 1) + 1
+    return start
