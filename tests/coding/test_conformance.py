@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from prism.coding import CodingToolSet
+from prism.security import NOOP_REDACTOR
 from prism.testing import assert_tool_dispatch_conforms
 from prism.tools import ToolDefinition
 
@@ -46,6 +47,7 @@ async def test_coding_tools_conform(workspace: Path, tools: CodingToolSet, tmp_p
             invalid_arguments=invalid,
             policy_denied_arguments=denied,
             side_effect=outside.exists,
+            redactor=NOOP_REDACTOR,
         )
         expected = {
             "unknown",
@@ -71,5 +73,9 @@ async def test_helper_catches_a_tool_without_a_policy(tmp_path: Path) -> None:
     tool = ToolDefinition("unguarded", unguarded, parameters={"type": "object"})
     with pytest.raises(AssertionError, match="policy_denied: expected an error result"):
         await assert_tool_dispatch_conforms(
-            tool, valid_arguments={}, policy_denied_arguments={}, side_effect=target.exists
+            tool,
+            valid_arguments={},
+            policy_denied_arguments={},
+            side_effect=target.exists,
+            redactor=NOOP_REDACTOR,
         )

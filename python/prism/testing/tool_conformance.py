@@ -31,6 +31,7 @@ from typing import Any
 from prism.contracts import ToolResult
 from prism.middleware import create_middleware_registry
 from prism.security.permissions import create_deny_all_policy
+from prism.security.redaction import SecretRedactor
 from prism.tools.definition import ToolContext, ToolDefinition
 from prism.tools.dispatch import dispatch_tool_call
 from prism.tools.registry import create_tool_registry
@@ -65,10 +66,13 @@ async def assert_tool_dispatch_conforms(
     policy_denied_arguments: Mapping[str, Any] | None = None,
     side_effect: Callable[[], bool] | None = None,
     context: ToolContext | None = None,
+    redactor: SecretRedactor,
 ) -> dict[str, ToolResult]:
     """Check every blocked reason (see the module docstring); returns the
     error result of each, by reason. Raises ``AssertionError`` naming the
-    reason that did not hold."""
+    reason that did not hold. ``redactor`` is the agent's, as dispatch gets
+    it in a run (``NOOP_REDACTOR`` said explicitly where no secret is
+    configured)."""
     calls: list[int] = []
     counted = _counting(tool, calls)
     decoy = ToolDefinition(_DECOY, lambda args, ctx: calls.append(1))
@@ -84,7 +88,7 @@ async def assert_tool_dispatch_conforms(
         before = len(calls)
         registry = kw.pop("registry", create_tool_registry([counted, decoy], deny=[_DECOY]))
         result = await dispatch_tool_call(
-            call(name, arguments), registry=registry, context=ctx, **kw
+            call(name, arguments), registry=registry, context=ctx, redactor=redactor, **kw
         )
         _expect(result, code, reason)
         if len(calls) != before:
@@ -127,7 +131,10 @@ async def assert_tool_dispatch_conforms(
     if policy_denied_arguments is not None:
         registry = create_tool_registry([tool])
         result = await dispatch_tool_call(
-            call(tool.name, policy_denied_arguments), registry=registry, context=ctx
+            call(tool.name, policy_denied_arguments),
+            registry=registry,
+            context=ctx,
+            redactor=redactor,
         )
         _expect(result, "policy_denied", "policy_denied")
         if side_effect is not None and side_effect():
