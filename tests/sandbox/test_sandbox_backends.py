@@ -172,6 +172,17 @@ FETCH = (
     "try: print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())\n"
     "except Exception as e: print('blocked', getattr(e, 'code', e))\n"
 )
+CONNECT = (
+    "import socket, sys\n"
+    "s = socket.create_connection(('127.0.0.1', 3128), timeout=10)\n"
+    "s.sendall(f'CONNECT 127.0.0.1:{sys.argv[1]} HTTP/1.1\\r\\n\\r\\n'.encode())\n"
+    "reply = s.recv(4096)\n"
+    "if b' 200 ' in reply.split(b'\\r\\n')[0]:\n"
+    "    s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); data = b''\n"
+    "    while chunk := s.recv(4096): data += chunk\n"
+    "    reply = data.split(b'\\r\\n\\r\\n', 1)[1] + b'\\n'\n"
+    "print(reply.decode(), end='')\n"
+)
 DIRECT = (
     "import socket, sys\n"
     "try: socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=3); print('connected')\n"
@@ -184,20 +195,28 @@ async def test_egress_allows_exactly_the_allow_list(
 ) -> None:
     allowed, other = http_servers
     events: list[dict[str, Any]] = []
-    policy = create_egress_policy([{"host": "127.0.0.1", "port": allowed, "protocol": "http"}])
+    policy = create_egress_policy(
+        [
+            {"host": "127.0.0.1", "port": allowed, "protocol": "http"},
+            {"host": "127.0.0.1", "port": other, "protocol": "https"},
+        ]
+    )
     sandbox = await sandbox_factory(egress=policy, on_event=events.append)
     ok = await sandbox.exec_file(PY, ["-c", FETCH, f"http://127.0.0.1:{allowed}/"])
     assert ok.stdout_text == f"hello from {allowed}\n"
     denied = await sandbox.exec_file(PY, ["-c", FETCH, f"http://127.0.0.1:{other}/"])
-    assert denied.stdout_text == "blocked 403\n"
-    tunnel = await sandbox.exec_file(PY, ["-c", FETCH, f"https://127.0.0.1:{allowed}/"])
-    assert tunnel.stdout_text.startswith("blocked")  # https is another protocol: not allowed
+    assert denied.stdout_text == "blocked 403\n"  # that port is allowed for https only
+    tunnel = await sandbox.exec_file(PY, ["-c", CONNECT, str(other)])
+    assert tunnel.stdout_text.endswith(f"hello from {other}\n")  # an opaque tunnel
+    wrong = await sandbox.exec_file(PY, ["-c", CONNECT, str(allowed)])
+    assert "403" in wrong.stdout_text  # https is another protocol there: not allowed
     direct = await sandbox.exec_file(PY, ["-c", DIRECT, str(allowed)])
     assert direct.stdout_text.startswith("blocked")  # only the proxy leads out
     decisions = [(e["decision"], e["port"], e["protocol"]) for e in events]
     assert decisions == [
         ("allow", allowed, "http"),
         ("deny", other, "http"),
+        ("allow", other, "https"),
         ("deny", allowed, "https"),
     ]
     assert {e["policyFingerprint"] for e in events} == {policy.fingerprint}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -89,3 +90,19 @@ async def test_the_netns_fallback_is_truthful_and_network_free() -> None:
             assert sandbox.workspace.startswith("/tmp/prism-native-")
     finally:
         server.close()
+
+
+async def test_auto_falls_back_to_netns_where_bwrap_cannot_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bwrap that is installed but refused by the kernel, as on a host
+    # with user namespaces switched off (the message is bwrap's own).
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    with pytest.raises(SandboxUnavailableError, match="No permissions to create new namespace"):
+        await create_native_sandbox(mode="bwrap")
+    async with await create_native_sandbox() as sandbox:
+        assert sandbox.capabilities == NETNS_CAPABILITIES
+        assert (await sandbox.exec_file("echo", ["weaker, and says so"])).ok

@@ -267,6 +267,25 @@ async def create_native_sandbox(
         raise SandboxError(f"sandbox source {source_path} is not a directory")
     if egress is not None and chosen != "bwrap":
         raise SandboxUnavailableError("egress through the proxy needs the bwrap mode")
+    base_env = {"PATH": DEFAULT_PATH, **(env or {})}
+    try:
+        return await _start(chosen, limits, source_path, base_env, egress, on_event)
+    except SandboxUnavailableError:
+        if mode != "auto" or chosen != "bwrap" or egress is not None:
+            raise
+    # bwrap is installed but cannot run here (no user namespaces for this
+    # user): the network-only mode, whose capabilities say exactly that.
+    return await _start("netns", limits, source_path, base_env, None, None)
+
+
+async def _start(
+    chosen: Literal["bwrap", "netns"],
+    limits: SandboxLimits,
+    source_path: Path | None,
+    base_env: dict[str, str],
+    egress: EgressPolicy | None,
+    on_event: EventSink | None,
+) -> NativeSandbox:
     root = Path(tempfile.mkdtemp(prefix="prism-native-"))
     root.chmod(0o711)
     (root / "boot").mkdir(mode=0o755)
@@ -276,7 +295,6 @@ async def create_native_sandbox(
     uid = _UID_BASE + secrets.randbelow(1 << 24) if os.geteuid() == 0 else None
     if uid is not None and chosen == "bwrap":
         os.chown(control, uid, uid)
-    base_env = {"PATH": DEFAULT_PATH, **(env or {})}
     proxy = None
     if egress is not None:
         proxy = EgressProxy(egress, str(control / "egress.sock"), on_event=on_event, owner=uid)
