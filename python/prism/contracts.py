@@ -375,6 +375,8 @@ class AttentionCompiledEvent(_AgentEventBase):
     stubbedToolResults: int
     stubbedBytes: int
     truncated: bool
+    tokenScale: NotRequired[float]
+    """Present when a calibrated session's gate divided its cap by it."""
 
 
 class ModelChangedEvent(_AgentEventBase):

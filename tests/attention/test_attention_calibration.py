@@ -190,7 +190,7 @@ async def test_attached_calibration_makes_the_gate_trip_where_the_provider_count
             provider_done("stop"),
         ]
 
-    async def trips(calibrated: bool) -> int:
+    async def trips(calibrated: bool) -> list[dict[str, Any]]:
         calibration = TokenCalibration()
         middleware = create_middleware_registry()
         middleware.use("provider_request", calibration.provider_request_middleware)
@@ -213,7 +213,11 @@ async def test_attached_calibration_makes_the_gate_trip_where_the_provider_count
         )
         for i in range(10):
             await session.run(f"turn {i} " + "word " * 240)
-        return len(compiled)
+        return compiled
 
-    assert await trips(calibrated=False) == 0
-    assert await trips(calibrated=True) > 0
+    assert await trips(calibrated=False) == []
+    events = await trips(calibrated=True)
+    assert events
+    # The event says the gate ran calibrated, and by how much.
+    assert 1.5 < events[0]["tokenScale"] < 1.7
+    assert events[0]["inputCap"] < 19_000

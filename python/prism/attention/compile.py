@@ -145,6 +145,7 @@ def compile_attention(
         stubbed_tool_results=plan["stubbedToolResults"],
         stubbed_bytes=plan["stubbedBytes"],
         truncated=plan["truncated"],
+        token_scale=scale,
         run_id=run_id,
         session_id=session_id,
         turn=turn,

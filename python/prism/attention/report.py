@@ -29,6 +29,9 @@ class AttentionReport:
     run_id: str | None = None
     session_id: str | None = None
     turn: int | None = None
+    token_scale: float = 1.0
+    """Billed tokens per estimated token the gate's cap was divided by (a
+    calibrated session, see prism.attention.calibration); 1.0 otherwise."""
 
     def to_json(self) -> dict[str, Any]:
         """The report's camelCase counts (the event without its ``type``)."""
@@ -49,6 +52,8 @@ class AttentionReport:
             "stubbedBytes": self.stubbed_bytes,
             "truncated": self.truncated,
         }
+        if self.token_scale != 1.0:
+            out["tokenScale"] = round(self.token_scale, 4)
         if self.session_id is not None:
             out["sessionId"] = self.session_id
         if self.run_id is not None:
