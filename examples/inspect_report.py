@@ -43,7 +43,7 @@ async def main() -> None:
         view = SessionView("weather", await source.entries("weather"))
         totals = view.costs.totals()
         print("turns:", totals["requests"], "busts:", totals["cacheBusts"])
-        print("steps:", [step["kind"] for step in view.timeline])
+        print("steps:", [step.kind for step in view.timeline])
 
         report = Path(directory) / "report.html"
         await export_html(source, "weather", str(report))
