@@ -38,7 +38,7 @@ import anyio
 
 from prism import _native
 from prism.coding import CodingLimits, create_coding_tools
-from prism.security import allow_command, allow_kinds, create_execution_policy
+from prism.security import NOOP_REDACTOR, allow_command, allow_kinds, create_execution_policy
 from prism.tools import ToolContext, create_tool_registry, dispatch_tool_call
 
 PATTERN = r"def \w+_callback\("
@@ -120,7 +120,10 @@ def caller(tools: Any) -> Callable[..., Awaitable[Any]]:
 
     async def call(tool: str, **arguments: Any) -> Any:
         result = await dispatch_tool_call(
-            {"id": "b", "name": tool, "arguments": arguments}, registry=registry, context=context
+            {"id": "b", "name": tool, "arguments": arguments},
+            registry=registry,
+            context=context,
+            redactor=NOOP_REDACTOR,
         )
         if result.get("isError"):
             raise RuntimeError(result["value"])

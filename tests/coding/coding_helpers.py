@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from prism.coding import CodingToolSet, create_coding_tools
-from prism.security import allow_kinds, create_execution_policy
+from prism.security import NOOP_REDACTOR, allow_kinds, create_execution_policy
 from prism.tools import ToolContext, create_tool_registry, dispatch_tool_call
 
 Call = Callable[..., Awaitable[dict[str, Any]]]
@@ -59,6 +59,7 @@ def make_call(toolset: CodingToolSet) -> Call:
             {"id": f"call-{tool_name}", "name": tool_name, "arguments": arguments},
             registry=registry,
             context=ToolContext(session_id=session, run_id="r1"),
+            redactor=NOOP_REDACTOR,
         )
         return dict(result)
 

@@ -12,6 +12,7 @@ from prism.sandbox import ERR_PROCESS_UNSUPPORTED, ProcessUnsupportedError
 from prism.sandbox.base import AgentSandbox
 from prism.sandbox.native import NETNS_CAPABILITIES
 from prism.sandbox.tools import create_process_sessions, create_process_tools
+from prism.security import NOOP_REDACTOR
 from prism.tools import create_tool_registry, dispatch_tool_call
 
 pytestmark = pytest.mark.anyio
@@ -23,7 +24,9 @@ async def test_the_model_starts_reads_writes_and_stops_a_process(sandbox: AgentS
 
     async def call(name: str, **arguments: Any) -> Any:
         result = await dispatch_tool_call(
-            {"id": f"c-{name}", "name": name, "arguments": arguments}, registry=registry
+            {"id": f"c-{name}", "name": name, "arguments": arguments},
+            registry=registry,
+            redactor=NOOP_REDACTOR,
         )
         assert not result.get("isError"), result
         return result["value"]
@@ -40,7 +43,9 @@ async def test_the_model_starts_reads_writes_and_stops_a_process(sandbox: AgentS
     stopped = await call("process_stop", id=server["id"], signal="TERM", grace_seconds=10)
     assert "bye" in stopped["output"] and not stopped["killed"]
     bad = await dispatch_tool_call(
-        {"id": "c-x", "name": "process_read", "arguments": {"id": server["id"]}}, registry=registry
+        {"id": "c-x", "name": "process_read", "arguments": {"id": server["id"]}},
+        registry=registry,
+        redactor=NOOP_REDACTOR,
     )
     assert bad.get("isError") and "no process" in str(bad["value"])
     await sessions.release_all()
