@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 pub mod attention;
 mod hash;
 mod jsonl;
+mod pattern;
 pub mod redactor;
 pub mod tokens;
 pub mod walk;
@@ -24,5 +25,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<redactor::Redactor>()?;
     jsonl::register(m)?;
     attention::register(m)?;
+    pattern::register(m)?;
     Ok(())
 }
