@@ -108,3 +108,6 @@ def list_files(
     max: int = 1000,
     threads: int = 0,
 ) -> _ListResult: ...
+
+# JSON-schema `pattern` search in linear time (the `regex` crate)
+def pattern_search(pattern: str, text: str) -> bool: ...

@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 pub mod attention;
 mod hash;
 mod jsonl;
+mod pattern;
 pub mod redactor;
 mod search;
 pub mod tokens;
@@ -26,5 +27,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     jsonl::register(m)?;
     attention::register(m)?;
     search::register(m)?;
+    pattern::register(m)?;
     Ok(())
 }
