@@ -72,13 +72,17 @@ def dropped_script(request: Any) -> list[Any]:
 SCRIPTS = {"rounds": rounds_script, "output": output_script, "dropped": dropped_script}
 
 
-def make_agent(scenario: str, store: Any, counts: Path, script: Any = None) -> Agent:
+def make_agent(
+    scenario: str, store: Any, counts: Path, script: Any = None, *, parent: bool = False
+) -> Agent:
     def lookup(args: dict[str, Any], ctx: Any) -> str:
         count_line(counts, f"lookup {ctx.tool_call_id}")
         return f"looked up {args}"
 
     async def slow(args: dict[str, Any], ctx: Any) -> str:
         count_line(counts, f"slow {ctx.tool_call_id}")
+        if parent:  # never to run again after the crash: fail loudly, never hang
+            raise RuntimeError("the dropped run's tool ran again")
         await anyio.sleep_forever()
         return "never"
 

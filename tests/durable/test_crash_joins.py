@@ -177,7 +177,8 @@ def test_a_dropped_streams_closing_precedes_the_next_runs_input(tmp_path: Path) 
         requests.append(request)
         return child.dropped_script(request)
 
-    agent = child.make_agent("dropped", JsonlSessionStore(str(path)), counts, watching)
+    store = JsonlSessionStore(str(path))
+    agent = child.make_agent("dropped", store, counts, watching, parent=True)
     session = agent.create_session(child.SESSION)
     result = anyio.run(session.resume)
 
@@ -194,3 +195,4 @@ def test_a_dropped_streams_closing_precedes_the_next_runs_input(tmp_path: Path) 
     ]
     assert messages[2]["content"][0]["result"]["code"] == "run_ended"
     assert all(unpaired(r["messages"]) == [] for r in requests)
+    assert executions(counts) == {"call_slow": 1, "call_next": 1}

@@ -148,15 +148,7 @@ class AgentConfig:
             raise ConfigError(
                 "middleware must be a MiddlewareRegistry (create_middleware_registry())"
             )
-        if system is None:
-            system_layers: tuple[str, ...] = ()
-        elif isinstance(system, str):
-            system_layers = (system,) if system else ()
-        elif isinstance(system, Sequence) and not isinstance(system, bytes):
-            # Strings, {label, text} dicts or SystemPromptLayer objects (prism.assembly).
-            system_layers = tuple(system)
-        else:
-            raise ConfigError("system must be a string or a list of system prompt layers")
+        system_layers = _system_layers(system)
         if store is not None and not isinstance(store, SessionStore):
             raise ConfigError("store must implement SessionStore (append, append_many, list, get)")
         if sleep is not None and not callable(sleep):
@@ -166,13 +158,7 @@ class AgentConfig:
         except TypeError as error:
             raise ConfigError(f"secrets: {error}") from None
         checked_compaction = coerce_compaction_options(compaction, checked_model)
-        _check_builder(input_builder, "input_builder")
-        _check_builder(prompt_builder, "prompt_builder")
-        if input_builder is not None and attention_compiler not in (None, False):
-            raise ConfigError(
-                "input_builder cannot be combined with attention_compiler: the compiler"
-                " works on the default message groups (drop one of them)"
-            )
+        _check_builders(input_builder, prompt_builder, attention_compiler)
         if providers is not None and not isinstance(providers, ProviderRegistry):
             raise ConfigError("providers must be a ProviderRegistry (create_provider_registry())")
         return cls(
@@ -203,6 +189,27 @@ class AgentConfig:
             durable=_check_bool(durable, "durable"),
             persist_session_state=_check_bool(persist_session_state, "persist_session_state"),
         )
+
+
+def _check_builders(input_builder: object, prompt_builder: object, attention: object) -> None:
+    _check_builder(input_builder, "input_builder")
+    _check_builder(prompt_builder, "prompt_builder")
+    if input_builder is not None and attention not in (None, False):
+        raise ConfigError(
+            "input_builder cannot be combined with attention_compiler: the compiler"
+            " works on the default message groups (drop one of them)"
+        )
+
+
+def _system_layers(system: object) -> tuple[Any, ...]:
+    if system is None:
+        return ()
+    if isinstance(system, str):
+        return (system,) if system else ()
+    if isinstance(system, Sequence) and not isinstance(system, bytes):
+        # Strings, {label, text} dicts or SystemPromptLayer objects (prism.assembly).
+        return tuple(system)
+    raise ConfigError("system must be a string or a list of system prompt layers")
 
 
 def _check_bool(value: object, name: str) -> bool:

@@ -35,7 +35,7 @@ def resolve_run_settings(
     durable: Any = None,
     persist_session_state: Any = None,
 ) -> dict[str, Any]:
-    """The ``RunContext`` fields for a run given ``config`` and the session's
+    """The ``RunSettings`` fields for a run given ``config`` and the session's
     ``current_model``; options left ``None`` fall back to the agent's."""
     for name, value in (("durable", durable), ("persist_session_state", persist_session_state)):
         if value is not None and not isinstance(value, bool):

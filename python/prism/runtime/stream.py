@@ -8,6 +8,8 @@ raising in its body, leaving ``async with session.stream(...)`` early or
 dropping the iterator therefore never wedges the session: the run is
 aborted and the session released (at once when the iterator is dropped;
 ``aclose``/``async with`` also wait until the aborted run has wound down).
+A next run accepted meanwhile waits for the dropped run's closing writes
+before it appends anything (``prism.runtime.writer``).
 """
 
 from __future__ import annotations
