@@ -37,10 +37,6 @@ def merged_options(config: AgentConfig, overrides: Mapping[str, Any]) -> Compact
     return dataclasses.replace(base, **overrides)
 
 
-def _secrets(run: RunContext, options: CompactionOptions) -> tuple[str, ...]:
-    return (*options.secrets, *run.config.secrets)
-
-
 def _strategy(run: RunContext, options: CompactionOptions) -> CompactionStrategy:
     if options.strategy is not None:
         return options.strategy
@@ -49,7 +45,7 @@ def _strategy(run: RunContext, options: CompactionOptions) -> CompactionStrategy
         kwargs["keep_recent_entries"] = options.keep_recent_entries
     if options.max_summary_chars is not None:
         kwargs["max_summary_chars"] = options.max_summary_chars
-    return create_default_compaction_strategy(secrets=_secrets(run, options), **kwargs)
+    return create_default_compaction_strategy(**kwargs)
 
 
 def _compaction_entry(run: RunContext, result: Any, trigger: CompactionTrigger) -> SessionEntry:
@@ -96,7 +92,7 @@ async def compact_branch(
         trigger=trigger,
         keep_recent_entries=options.keep_recent_entries,
         max_summary_chars=options.max_summary_chars,
-        secrets=_secrets(run, options),
+        redactor=run.config.redactor,
         metadata=dict(options.metadata),
         leaf_id=run.branch.leaf_id,
         new_entry_id=run.new_entry_id,
