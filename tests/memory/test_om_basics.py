@@ -86,6 +86,11 @@ def test_settings_layer_the_settings_key_then_overrides() -> None:
         ({"observational-memory": {"passive": 1}}, "passive must be a boolean"),
         ({"observational-memory": []}, "'observational-memory' must be an object"),
         (
+            {"observational-memory": {"agentMaxTurns": 4, "agent_max_turns": 5}},
+            "key 'agent_max_turns' is given twice",
+        ),
+        ({"observational-memory": {7: 1}}, "unknown 'observational-memory' setting key 7"),
+        (
             {"observational-memory": {"observationsPoolTargetTokens": 30000}},
             "observationsPoolTargetTokens must not exceed observationsPoolMaxTokens",
         ),
