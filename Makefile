@@ -10,10 +10,10 @@ DEPS_STAMP := $(VENV)/.deps-installed
 NATIVE := python/prism/_native.abi3.so
 LOCK := requirements-dev.lock
 RUST_SOURCES := $(shell find rust -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
-PY_TREES := python tests benches examples
+PY_TREES := python tests benches examples scripts
 PYTEST_ARGS ?=
 
-.PHONY: help install demo test test-rust test-python lint format cov lock bench dist check-dist clean
+.PHONY: help install demo test test-rust test-python lint format cov lock exports bench dist check-dist clean
 .DEFAULT_GOAL := help
 
 help: ## List the targets and what each does
@@ -69,6 +69,11 @@ lint: install ## cargo fmt/clippy, ruff, mypy --strict, stubtest
 	$(BIN)/ruff format --check $(PY_TREES)
 	$(BIN)/mypy
 	$(PY) -m mypy.stubtest prism._native --allowlist .stubtest-allowlist
+
+# Each lazy package's TYPE_CHECKING block and __all__ are written from its
+# _EXPORTS table (the one list kept by hand); a test fails when one is stale.
+exports: ## Regenerate the lazy packages' TYPE_CHECKING imports and __all__ from _EXPORTS
+	$(PYTHON) scripts/exports.py
 
 # Rewrites files: ruff's safe fixes (import order, modern syntax) and formatting, and cargo fmt.
 format: $(DEPS_STAMP) ## Format Python (ruff) and Rust (cargo fmt) in place

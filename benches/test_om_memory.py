@@ -22,6 +22,7 @@ from prism.memory import (
     fold_observational_memory_ledger,
     render_observational_memory,
 )
+from prism.security import NOOP_REDACTOR
 
 SESSION = "bench-om"
 
@@ -120,7 +121,9 @@ def build_branch(n_entries: int, n_records: int) -> list[dict[str, Any]]:
 def fold_project_render(entries: list[dict[str, Any]]) -> str:
     ledger = fold_observational_memory_ledger(entries)
     projection = build_observational_memory_projection(ledger, "folded")
-    return render_observational_memory(projection.reflections, projection.observations)
+    return render_observational_memory(
+        projection.reflections, projection.observations, redactor=NOOP_REDACTOR
+    )
 
 
 def floor_pass(entries: list[dict[str, Any]]) -> int:

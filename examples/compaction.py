@@ -16,6 +16,7 @@ from prism.compaction import (
     resolve_should_compact,
 )
 from prism.contracts import SessionEntry
+from prism.security import create_redactor
 
 API_KEY = "sk-example-not-a-real-key-123"
 
@@ -49,8 +50,11 @@ async def main() -> None:
     decide = ShouldCompactContext(session_id="s1", entries=entries)
     print("should compact:", await resolve_should_compact(options, decide))
 
-    strategy = create_default_compaction_strategy(keep_recent_entries=2, secrets=[API_KEY])
-    result = await strategy.compact(CompactionContext(session_id="s1", entries=entries))
+    strategy = create_default_compaction_strategy(keep_recent_entries=2)
+    redactor = create_redactor([API_KEY])  # an agent's is agent.config.redactor
+    result = await strategy.compact(
+        CompactionContext(session_id="s1", entries=entries, redactor=redactor)
+    )
     await store.append_many(result.entries)
     print("summary:")
     print(result.summary)

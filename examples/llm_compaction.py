@@ -64,8 +64,7 @@ async def main() -> None:
         keep_recent_tokens=2_000,  # small, so this short demo has something to summarize
         reserve_tokens=4_096,
         custom_instructions="Keep file paths exact.",
-        secrets=[API_KEY],
-    )
+    )  # it redacts with the agent's redactor, which each compaction hands it
     tools = [
         define_tool("read", lambda args, ctx: FILES[args["path"]]),
         define_tool("edit", lambda args, ctx: {"ok": True}),

@@ -33,7 +33,7 @@ from prism.providers import (
     provider_tool_call,
 )
 from prism.registries import ContributionRegistry
-from prism.security import NOOP_REDACTOR
+from prism.security import create_redactor
 
 API_KEY = "sk-example-not-a-real-key-123"
 
@@ -83,10 +83,12 @@ async def main() -> None:
             return [provider_tool_call("c1", "recall", {"id": text.split()[1]}), provider_done()]
         return [provider_text_delta("Noted."), provider_done()]
 
+    # The tool is built before the agent, so it gets an equal redactor built once.
+    redactor = create_redactor([API_KEY])
     agent = create_agent(
         model={"provider": "mock", "model": "main"},
         provider=create_mock_provider(main_model),
-        tools=[create_recall_memory_tool(get_entries, secrets=[API_KEY])],
+        tools=[create_recall_memory_tool(get_entries, redactor=redactor)],
         secrets=[API_KEY],
     )
     session = agent.create_session(id="trip")
@@ -100,7 +102,7 @@ async def main() -> None:
         worker_provider=create_mock_provider(worker_model),
         worker_model={"provider": "mock", "model": "memory-worker"},
         settings={"observational-memory": {"agentMaxTurns": 4}},
-        secrets=[API_KEY],
+        redactor=agent.config.redactor,  # the agent's one redactor
     )
     report = await memory.flush()
     print("flush:", [(w.worker, w.recorded) for w in report.workers])
@@ -131,14 +133,20 @@ async def main() -> None:
 
     # om:status / om:view, as a host (or the CLI's rpc `command`) runs them.
     commands: ContributionRegistry[Any] = ContributionRegistry("command")
-    for command in create_observational_memory_commands(get_entries, runtime=memory):
+    for command in create_observational_memory_commands(
+        get_entries, runtime=memory, redactor=agent.config.redactor
+    ):
         commands.register(command.name, command)
     status = await execute_command(
-        commands, "om:status", {}, {"sessionId": session.id}, redactor=NOOP_REDACTOR
+        commands, "om:status", {}, {"sessionId": session.id}, redactor=agent.config.redactor
     )
     print("om:status:", status["text"])
     view = await execute_command(
-        commands, "om:view", {"mode": "everything"}, {"sessionId": "trip"}, redactor=NOOP_REDACTOR
+        commands,
+        "om:view",
+        {"mode": "everything"},
+        {"sessionId": "trip"},
+        redactor=agent.config.redactor,
     )
     print("om:view everything:", view["text"])
 

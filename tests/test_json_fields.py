@@ -19,14 +19,16 @@ def test_camel_case() -> None:
     assert camel_case("max_tool_result_chars") == "maxToolResultChars"
 
 
-# The wire keys each class accepted from its old hand-written table.
+# The wire keys each class accepted from its old hand-written table, less
+# the compaction options' "secrets": compaction masks with the agent's one
+# redactor (CompactionContext.redactor) and keeps no secret list of its own.
 WIRE_KEYS = {
     RetryOptions: [
         "maxAttempts", "baseDelayMs", "maxDelayMs", "jitter", "seed", "secrets", "metadata",
     ],
     CompactionOptions: [
         "strategy", "thresholdEntries", "trigger", "keepRecentEntries", "maxSummaryChars",
-        "secrets", "metadata",
+        "metadata",
     ],
     AttentionCompilerOptions: [
         "triggerRatio", "compactRatio", "thinkingKeepTurns", "keepLast", "excludeTools",
@@ -37,7 +39,7 @@ WIRE_KEYS = {
         "model", "summaryModel", "credentialRequest", "providerOptions", "customInstructions",
         "thinkingLevel", "reserveTokens", "keepRecentTokens", "maxSummaryTokens",
         "maxOutputTokens", "maxToolResultChars", "trackFileOperations",
-        "includeFileOperations", "secrets",
+        "includeFileOperations",
     ],
 }  # fmt: skip
 

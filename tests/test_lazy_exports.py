@@ -9,6 +9,7 @@ import importlib
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -88,3 +89,35 @@ print("\\npydantic loaded:", "pydantic" in sys.modules)
     assert done.returncode == 0, done.stderr
     answer, loaded = done.stdout.strip().splitlines()
     assert answer.startswith("Mock reply to: hi") and loaded == "pydantic loaded: True"
+
+
+def _exports_script() -> object:
+    import importlib.util
+
+    path = ROOT.parent / "scripts" / "exports.py"
+    spec = importlib.util.spec_from_file_location("prism_exports_script", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("package", LAZY)
+def test_type_checking_block_and_all_are_generated_from_exports(package: str) -> None:
+    """``_EXPORTS`` is the one list written by hand; `make exports`
+    (scripts/exports.py) writes the TYPE_CHECKING block and ``__all__``."""
+    script: Any = _exports_script()
+    path = ROOT / package.replace(".", "/") / "__init__.py"
+    source = path.read_text(encoding="utf-8")
+    assert script.render(source) == source, f"{package} is stale: run `make exports`"
+
+
+def test_a_name_added_only_to_exports_is_caught() -> None:
+    script: Any = _exports_script()
+    source = (ROOT / "prism" / "durable" / "__init__.py").read_text(encoding="utf-8")
+    edited = source.replace(
+        "_EXPORTS: dict[str, str] = {", '_EXPORTS: dict[str, str] = {\n    "Extra": "prism.x",', 1
+    )
+    rendered = script.render(edited)
+    assert rendered != edited
+    assert '"Extra",' in rendered and "from prism.x import (\n        Extra,\n    )" in rendered

@@ -1,9 +1,10 @@
 """Names of a package that load on first use (PEP 562).
 
-A package ``__init__`` lists ``name -> defining module`` once and gets a
-module ``__getattr__``/``__dir__`` from :func:`attach`; its ``if
-TYPE_CHECKING:`` block repeats the imports for type checkers, and
-tests/test_lazy_exports.py checks the two agree. This keeps ``import prism``
+A package ``__init__`` lists ``name -> defining module`` once, in
+``_EXPORTS``, and gets a module ``__getattr__``/``__dir__`` from
+:func:`attach`. Its ``if TYPE_CHECKING:`` block (for type checkers) and
+``__all__`` are generated from ``_EXPORTS`` by ``make exports``
+(scripts/exports.py); tests/test_lazy_exports.py fails when they are stale. This keeps ``import prism``
 and the CLI's start-up from importing every capability they never use
 (docs/performance.md, "A fast command").
 """

@@ -9,6 +9,7 @@ from typing import Any
 from prism.compaction import CompactionContext
 from prism.providers import create_mock_provider
 from prism.providers.mock import MockProvider
+from prism.security import NOOP_REDACTOR
 
 SECRET = "sk-live-SECRET-4f1c2a9e7b"
 SUMMARY_MODEL = {"provider": "mock", "model": "cheap-summary"}
@@ -69,6 +70,7 @@ class Branch:
         )
 
     def context(self, **overrides: Any) -> CompactionContext:
+        overrides.setdefault("redactor", NOOP_REDACTOR)
         return CompactionContext(
             session_id=self.session_id, entries=list(self.entries), **overrides
         )

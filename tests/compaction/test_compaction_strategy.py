@@ -14,6 +14,7 @@ from prism.compaction import (
     is_compaction_entry_data,
 )
 from prism.errors import ConfigError
+from prism.security import NOOP_REDACTOR, create_redactor
 from prism.stores import create_memory_session_store
 
 pytestmark = pytest.mark.anyio
@@ -94,7 +95,9 @@ async def test_summary_of_older_entries_and_kept_recent_messages() -> None:
     entries = conversation()
     before = copy.deepcopy(entries)
     strategy = create_default_compaction_strategy(keep_recent_entries=2)
-    result = await strategy.compact(CompactionContext(session_id="s1", entries=entries))  # type: ignore[arg-type]
+    result = await strategy.compact(
+        CompactionContext(session_id="s1", entries=entries, redactor=NOOP_REDACTOR)
+    )  # type: ignore[arg-type]
     assert entries == before  # raw entries untouched
     assert result.summary == "\n".join(
         [
@@ -136,7 +139,9 @@ async def test_entry_is_accepted_by_a_store() -> None:
     entries = conversation()
     await store.append_many(entries)  # type: ignore[arg-type]
     result = await create_default_compaction_strategy().compact(
-        CompactionContext(session_id="s1", entries=await store.list("s1"), trigger="auto")
+        CompactionContext(
+            session_id="s1", entries=await store.list("s1"), trigger="auto", redactor=NOOP_REDACTOR
+        )
     )
     await store.append_many(result.entries)
     assert (await store.list("s1"))[-1] == result.entries[0]
@@ -153,6 +158,7 @@ async def test_context_overrides_and_ids() -> None:
             keep_recent_entries=0,
             leaf_id="e6",
             new_entry_id=lambda: next(ids),
+            redactor=NOOP_REDACTOR,
         )
     )
     (entry,) = result.entries
@@ -167,7 +173,7 @@ async def test_context_overrides_and_ids() -> None:
 
 async def test_keep_more_than_available_summarizes_only_the_prefix() -> None:
     result = await create_default_compaction_strategy(keep_recent_entries=50).compact(
-        CompactionContext(session_id="s1", entries=conversation())  # type: ignore[arg-type]
+        CompactionContext(session_id="s1", entries=conversation(), redactor=NOOP_REDACTOR)  # type: ignore[arg-type]
     )
     assert result.summary == "model: mock/m1"
     assert result.entries[0]["data"]["throughEntryId"] == "e1"  # type: ignore[typeddict-item]
@@ -176,7 +182,7 @@ async def test_keep_more_than_available_summarizes_only_the_prefix() -> None:
 
 async def test_empty_branch() -> None:
     result = await create_default_compaction_strategy().compact(
-        CompactionContext(session_id="s1", entries=[])
+        CompactionContext(session_id="s1", entries=[], redactor=NOOP_REDACTOR)
     )
     assert result.summary == ""
     assert result.entries[0]["parentId"] is None
@@ -191,13 +197,19 @@ async def test_empty_branch() -> None:
 async def test_second_compaction_carries_the_first_summary_forward() -> None:
     strategy = create_default_compaction_strategy(keep_recent_entries=2)
     entries = conversation()
-    first = (await strategy.compact(CompactionContext(session_id="s1", entries=entries))).entries[0]  # type: ignore[arg-type]
+    first = (
+        await strategy.compact(
+            CompactionContext(session_id="s1", entries=entries, redactor=NOOP_REDACTOR)
+        )
+    ).entries[0]  # type: ignore[arg-type]
     later = [
         first,
         msg(12, "user", text("third question"), parent=first["id"]),
         msg(13, "assistant", text("third answer")),
     ]
-    second = await strategy.compact(CompactionContext(session_id="s1", entries=[*entries, *later]))  # type: ignore[list-item]
+    second = await strategy.compact(
+        CompactionContext(session_id="s1", entries=[*entries, *later], redactor=NOOP_REDACTOR)
+    )  # type: ignore[list-item]
     lines = second.summary.split("\n")
     assert lines[0] == "model: mock/m1"  # the first compaction's summary comes first
     assert lines[-2:] == [
@@ -214,13 +226,17 @@ async def test_summary_is_capped_keeping_the_newest_lines() -> None:
         for i in range(1, 200)
     ]
     strategy = create_default_compaction_strategy(keep_recent_entries=1, max_summary_chars=500)
-    result = await strategy.compact(CompactionContext(session_id="s1", entries=entries))  # type: ignore[arg-type]
+    result = await strategy.compact(
+        CompactionContext(session_id="s1", entries=entries, redactor=NOOP_REDACTOR)
+    )  # type: ignore[arg-type]
     assert len(result.summary) <= 500
     assert result.summary.startswith(TRUNCATION_MARKER + "\n")
     assert result.summary.split("\n")[1].startswith(("user: ", "assistant: "))  # whole lines only
     assert "message number 198 " in result.summary
     tiny = await strategy.compact(
-        CompactionContext(session_id="s1", entries=entries, max_summary_chars=10)
+        CompactionContext(
+            session_id="s1", entries=entries, max_summary_chars=10, redactor=NOOP_REDACTOR
+        )
     )  # type: ignore[arg-type]
     assert len(tiny.summary) == 10
 
@@ -239,9 +255,10 @@ async def test_secrets_are_redacted_before_the_cap() -> None:
         msg(4, "user", text("other-secret-value-42 here")),
         msg(5, "assistant", text("done")),
     ]
-    strategy = create_default_compaction_strategy(keep_recent_entries=1, secrets=[SECRET])
+    strategy = create_default_compaction_strategy(keep_recent_entries=1)
+    redactor = create_redactor([SECRET, "other-secret-value-42"])
     result = await strategy.compact(
-        CompactionContext(session_id="s1", entries=entries, secrets=["other-secret-value-42"])  # type: ignore[arg-type]
+        CompactionContext(session_id="s1", entries=entries, redactor=redactor)  # type: ignore[arg-type]
     )
     assert SECRET not in result.summary
     assert "other-secret-value-42" not in result.summary
@@ -249,7 +266,9 @@ async def test_secrets_are_redacted_before_the_cap() -> None:
     # a cap landing inside where the secret was cannot leave part of it behind
     for cap in range(5, 60):
         capped = await strategy.compact(
-            CompactionContext(session_id="s1", entries=entries[:2], max_summary_chars=cap)
+            CompactionContext(
+                session_id="s1", entries=entries[:2], max_summary_chars=cap, redactor=redactor
+            )
         )  # type: ignore[arg-type]
         assert SECRET[:8] not in capped.summary and SECRET[-8:] not in capped.summary
     assert SECRET not in repr(strategy)
@@ -262,9 +281,6 @@ async def test_secrets_are_redacted_before_the_cap() -> None:
         ({"keep_recent_entries": True}, "keep_recent_entries"),
         ({"max_summary_chars": 0}, "max_summary_chars"),
         ({"name": ""}, "name"),
-        ({"secrets": "just-one-string"}, "secrets"),
-        ({"secrets": [SECRET, 42]}, "secrets"),
-        ({"secrets": ["ab"]}, "secrets are invalid"),
     ],
 )
 def test_invalid_strategy_options(kwargs: dict[str, Any], message: str) -> None:
@@ -276,7 +292,9 @@ def test_invalid_strategy_options(kwargs: dict[str, Any], message: str) -> None:
 async def test_invalid_context_override() -> None:
     with pytest.raises(ConfigError, match="max_summary_chars"):
         await create_default_compaction_strategy().compact(
-            CompactionContext(session_id="s1", entries=[], max_summary_chars=0)
+            CompactionContext(
+                session_id="s1", entries=[], max_summary_chars=0, redactor=NOOP_REDACTOR
+            )
         )
 
 
@@ -307,7 +325,7 @@ async def test_rebuild_after_compaction_uses_summary_and_kept_messages() -> None
 
     entries = conversation()
     result = await create_default_compaction_strategy(keep_recent_entries=2).compact(
-        CompactionContext(session_id="s1", entries=entries)  # type: ignore[arg-type]
+        CompactionContext(session_id="s1", entries=entries, redactor=NOOP_REDACTOR)  # type: ignore[arg-type]
     )
     after = msg(12, "user", text("after compaction"), parent=result.entries[0]["id"])
     full = [*entries, *result.entries, after]

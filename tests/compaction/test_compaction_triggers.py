@@ -90,7 +90,6 @@ def test_options_defaults_and_from_json() -> None:
             "thresholdEntries": 3,
             "keepRecentEntries": 2,
             "maxSummaryChars": 100,
-            "secrets": ["abcdefgh"],
             "metadata": {"k": 1},
             "trigger": {"type": "custom", "shouldCompact": fn},
         }
@@ -100,7 +99,7 @@ def test_options_defaults_and_from_json() -> None:
         and opts.keep_recent_entries == 2
         and opts.max_summary_chars == 100
     )
-    assert opts.secrets == ("abcdefgh",) and opts.metadata == {"k": 1}
+    assert opts.metadata == {"k": 1}
     assert opts.effective_trigger == {"type": "custom", "should_compact": fn}  # trigger wins
     assert CompactionOptions.from_json({"keep_recent_entries": 1}).keep_recent_entries == 1
 
@@ -114,7 +113,7 @@ def test_options_defaults_and_from_json() -> None:
         ({"thresholdEntries": 0}, "threshold_entries must be an integer >= 1"),
         ({"keepRecentEntries": "8"}, "keep_recent_entries"),
         ({"maxSummaryChars": 0}, "max_summary_chars"),
-        ({"secrets": "abcdefgh"}, "secrets must be a list"),
+        ({"secrets": ["abcdefgh"]}, "unknown compaction option 'secrets'"),
         ({"metadata": []}, "metadata must be an object"),
         ({"strategy": "default"}, "strategy must have a compact"),
         (
@@ -280,6 +279,22 @@ def test_secrets_never_appear_in_reprs() -> None:
     from prism.compaction import CompactionContext
 
     secret = "sk-repr-secret-0123456789"
-    assert secret not in repr(CompactionOptions(secrets=[secret]))
-    assert secret not in repr(CompactionContext(session_id="s", entries=[], secrets=[secret]))
-    assert secret not in repr(create_default_compaction_strategy(secrets=[secret]))
+    from prism.security import create_redactor
+
+    redactor = create_redactor([secret])
+    assert secret not in repr(CompactionContext(session_id="s", entries=[], redactor=redactor))
+
+
+def test_compaction_takes_the_agents_redactor_never_a_list() -> None:
+    from prism.compaction import CompactionContext
+
+    with pytest.raises(TypeError, match="redactor"):
+        CompactionContext(session_id="s", entries=[])  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="create_redactor"):
+        CompactionContext(session_id="s", entries=[], redactor=["sk-a-list-0123"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        CompactionContext(session_id="s", entries=[], secrets=["x"])  # type: ignore[call-arg]
+    with pytest.raises(ConfigError, match="secrets"):
+        CompactionOptions.from_json({"secrets": ["sk-a-list-0123"]})
+    with pytest.raises(TypeError):
+        create_default_compaction_strategy(secrets=["sk-a-list-0123"])  # type: ignore[call-arg]

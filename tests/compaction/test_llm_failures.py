@@ -82,7 +82,8 @@ async def test_a_provider_that_raises_is_a_provider_error() -> None:
     )
     session, _ = await session_with_history(strategy)
     error = await assert_nothing_appended(
-        session, lambda: session.compact(strategy=strategy, secrets=(SECRET,))
+        session,
+        lambda: session.compact(strategy=strategy),  # the agent knows SECRET
     )
     assert isinstance(error, ProviderError) and error.code == "provider_exception"
     assert SECRET not in str(error)

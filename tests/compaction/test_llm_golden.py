@@ -15,6 +15,7 @@ import pytest
 from tests.compaction.llm_support import SECRET, SUMMARY_MODEL, Branch, summary_model
 
 from prism.compaction.llm import create_llm_compaction_strategy
+from prism.security import create_redactor
 
 pytestmark = pytest.mark.anyio
 
@@ -65,9 +66,8 @@ async def test_the_summary_request_matches_the_golden_file() -> None:
         custom_instructions="Keep the failing input verbatim.",
         thinking_level="medium",
         provider_options={"cacheRetention": "short"},
-        secrets=[SECRET],
     )
-    result = await strategy.compact(golden_branch().context())
+    result = await strategy.compact(golden_branch().context(redactor=create_redactor([SECRET])))
     (request,) = model.requests
     check_golden("llm_summary_request.json", request)
     entry = dict(result.entries[0])

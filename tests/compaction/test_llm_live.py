@@ -10,6 +10,7 @@ import pytest
 from tests.compaction.llm_support import SECRET, Branch
 
 from prism.compaction.llm import create_llm_compaction_strategy
+from prism.security import create_redactor
 
 LIVE = os.environ.get("PRISM_LIVE_TESTS") == "1"
 
@@ -52,7 +53,7 @@ async def test_a_real_model_writes_the_summary(name: str) -> None:
         strategy = create_llm_compaction_strategy(
             provider=provider, model=model, keep_recent_tokens=10, max_summary_tokens=600
         )
-        result = await strategy.compact(b.context(secrets=(SECRET,)))
+        result = await strategy.compact(b.context(redactor=create_redactor([SECRET])))
     finally:
         await provider.aclose()
     assert result.summary.strip()

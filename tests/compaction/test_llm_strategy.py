@@ -30,6 +30,7 @@ from prism.compaction.llm import (
     serialize_compaction_conversation,
 )
 from prism.errors import ConfigError
+from prism.security import NOOP_REDACTOR, create_redactor
 from prism.security.credentials import explicit_credential
 
 pytestmark = pytest.mark.anyio
@@ -229,7 +230,9 @@ def test_serialization_labels_roles_and_truncates_tool_results() -> None:
     )
     b.tool("c1", "read", "r" * 50)
     b.tool("c2", "run", {"exit": 1}, error=True)
-    text = serialize_compaction_conversation(b.entries, max_tool_result_chars=10)
+    text = serialize_compaction_conversation(
+        b.entries, max_tool_result_chars=10, redactor=NOOP_REDACTOR
+    )
     assert text == (
         "[User]: hello\n\n"
         "[Assistant thinking]: pondering\n\n"
@@ -244,7 +247,9 @@ def test_serialization_labels_roles_and_truncates_tool_results() -> None:
 def test_a_cut_never_keeps_the_head_of_a_secret() -> None:
     b = Branch()
     b.tool("c1", "read", "abc" + SECRET + "tail")
-    text = serialize_compaction_conversation(b.entries, max_tool_result_chars=8, secrets=[SECRET])
+    text = serialize_compaction_conversation(
+        b.entries, max_tool_result_chars=8, redactor=create_redactor([SECRET])
+    )
     assert SECRET[:5] not in text and "[REDACTED]"[:5] in text
 
 
@@ -270,23 +275,22 @@ async def test_secrets_never_reach_the_request_or_the_entry() -> None:
         credential=explicit_credential(credential_value),
         keep_recent_tokens=1100,
         max_tool_result_chars=100,
-        secrets=[SECRET],
     )
-    result = await strategy.compact(b.context())
+    result = await strategy.compact(b.context(redactor=create_redactor([SECRET])))
     assert seen == [credential_value]
     stored = dumped(result.entries)
     assert SECRET not in stored and credential_value not in stored
     assert "[REDACTED]" in result.summary
 
 
-async def test_context_secrets_are_redacted_too() -> None:
+async def test_the_contexts_redactor_masks_the_request() -> None:
     b = coding_branch()
     b.entries[0]["message"]["content"][0]["text"] += f" {SECRET}"
     model = summary_model("fine")
     strategy = create_llm_compaction_strategy(
         provider=model, model=SUMMARY_MODEL, keep_recent_tokens=2000
     )
-    await strategy.compact(b.context(secrets=(SECRET,)))
+    await strategy.compact(b.context(redactor=create_redactor([SECRET])))
     assert SECRET not in dumped(model.requests)
 
 
@@ -430,14 +434,6 @@ def test_prepare_accepts_a_bare_entry_list() -> None:
             "thinking_level",
         ),
         (
-            {"provider": summary_model(), "model": SUMMARY_MODEL, "secrets": "abc"},
-            "list of strings",
-        ),
-        (
-            {"provider": summary_model(), "model": SUMMARY_MODEL, "secrets": ["ab"]},
-            "MIN_SECRET_LENGTH",
-        ),
-        (
             {"provider": summary_model(), "model": SUMMARY_MODEL, "provider_options": []},
             "provider_options",
         ),
@@ -471,12 +467,14 @@ def test_invalid_options_fail_at_construction(kwargs: dict[str, Any], message: s
         create_llm_compaction_strategy(**kwargs)
 
 
-def test_the_short_secret_is_not_quoted_in_the_error() -> None:
-    with pytest.raises(ConfigError) as caught:
-        create_llm_compaction_strategy(
-            provider=summary_model(), model=SUMMARY_MODEL, secrets=["zq"]
+def test_the_strategy_takes_no_secrets_of_its_own() -> None:
+    # The agent's redactor reaches it through each CompactionContext.
+    with pytest.raises(TypeError, match="secrets"):
+        create_llm_compaction_strategy(  # type: ignore[call-arg]
+            provider=summary_model(), model=SUMMARY_MODEL, secrets=[SECRET]
         )
-    assert "zq" not in str(caught.value)
+    with pytest.raises(ConfigError, match="secrets"):
+        LlmCompactionOptions.from_json({"secrets": [SECRET]}, provider=summary_model())
 
 
 def test_options_from_camel_case_json() -> None:
@@ -495,9 +493,11 @@ def test_options_from_camel_case_json() -> None:
         LlmCompactionOptions.from_json({"keepRecent": 1}, provider=summary_model())
 
 
-def test_repr_hides_secrets() -> None:
+def test_repr_hides_credentials() -> None:
     strategy = create_llm_compaction_strategy(
-        provider=summary_model(), model=SUMMARY_MODEL, secrets=[SECRET]
+        summary_provider=lambda key: summary_model(),
+        summary_model=SUMMARY_MODEL,
+        credential=explicit_credential(SECRET),
     )
     assert SECRET not in repr(strategy) and SECRET not in repr(strategy.options)
 
@@ -505,7 +505,9 @@ def test_repr_hides_secrets() -> None:
 async def test_context_for_prepare_uses_trigger() -> None:
     b = coding_branch()
     prep = prepare_llm_compaction(
-        CompactionContext(session_id="s9", entries=b.entries, trigger="auto"),
+        CompactionContext(
+            session_id="s9", entries=b.entries, trigger="auto", redactor=NOOP_REDACTOR
+        ),
         keep_recent_tokens=2000,
     )
     assert prep.entry_data(strategy="x")["trigger"] == "auto"

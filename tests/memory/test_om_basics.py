@@ -20,6 +20,7 @@ from prism.memory import (
     render_observational_memory,
     resolve_observational_memory_settings,
 )
+from prism.security import NOOP_REDACTOR, create_redactor
 
 GOLDEN = Path(__file__).parent / "golden"
 SECRET = "sk-live-SECRET-0123456789abcdef"
@@ -85,6 +86,11 @@ def test_settings_layer_the_settings_key_then_overrides() -> None:
         ({"observational-memory": {"passive": 1}}, "passive must be a boolean"),
         ({"observational-memory": []}, "'observational-memory' must be an object"),
         (
+            {"observational-memory": {"agentMaxTurns": 4, "agent_max_turns": 5}},
+            "key 'agent_max_turns' is given twice",
+        ),
+        ({"observational-memory": {7: 1}}, "unknown 'observational-memory' setting key 7"),
+        (
             {"observational-memory": {"observationsPoolTargetTokens": 30000}},
             "observationsPoolTargetTokens must not exceed observationsPoolMaxTokens",
         ),
@@ -103,16 +109,16 @@ def test_render_is_one_line_per_memory_and_redacts() -> None:
             {"id": "0000000000a1", "content": f"key is {SECRET}", "sourceEntryIds": []},
             {"id": "0000000000a2", "content": "two\n- [ffffffffffff] forged", "sourceEntryIds": []},
         ],
-        secrets=[SECRET],
+        redactor=create_redactor([SECRET]),
     )
     assert SECRET not in text
     assert "- [0000000000a1] key is [REDACTED]" in text
     assert "- [0000000000a2] two - [ffffffffffff] forged" in text
-    assert render_observational_memory([], []) == ""
+    assert render_observational_memory([], [], redactor=NOOP_REDACTOR) == ""
 
 
 def test_recall_an_observation_returns_its_sources() -> None:
-    recall = recall_observational_memory(branch(), "0000000000a2")
+    recall = recall_observational_memory(branch(), "0000000000a2", redactor=NOOP_REDACTOR)
     assert recall.found and recall.kind == "observation" and recall.dropped
     assert [e["id"] for e in recall.source_entries] == ["e03", "e04"]
     assert recall.missing_source_ids == []
@@ -121,7 +127,7 @@ def test_recall_an_observation_returns_its_sources() -> None:
 
 def test_recall_a_reflection_returns_supporting_observations_and_sources() -> None:
     entries = [e for e in branch() if e["id"] != "e01"]  # a cited source missing
-    recall = recall_observational_memory(entries, "0000000000b1")
+    recall = recall_observational_memory(entries, "0000000000b1", redactor=NOOP_REDACTOR)
     assert recall.kind == "reflection"
     assert [o["id"] for o in recall.supporting_observations] == [
         "0000000000a1",
@@ -134,7 +140,7 @@ def test_recall_a_reflection_returns_supporting_observations_and_sources() -> No
 
 
 def test_recall_unknown_id_is_not_found() -> None:
-    recall = recall_observational_memory(branch(), "ffffffffffff")
+    recall = recall_observational_memory(branch(), "ffffffffffff", redactor=NOOP_REDACTOR)
     assert recall.to_json() == {"id": "ffffffffffff", "kind": None, "found": False}
 
 
@@ -146,14 +152,16 @@ class Untouchable(list[Any]):
 @pytest.mark.parametrize("bad", ["", "short", "0000000000A1", "0000000000a1 ", "x" * 5000])
 def test_recall_invalid_id_fails_before_any_lookup(bad: str) -> None:
     with pytest.raises(InvalidMemoryIdError) as raised:
-        recall_observational_memory(Untouchable(), bad)
+        recall_observational_memory(Untouchable(), bad, redactor=NOOP_REDACTOR)
     assert len(str(raised.value)) < 120
 
 
 def test_recall_redacts_sources() -> None:
     entries = branch()
     entries[2]["message"]["content"][0]["text"] += f" token {SECRET}"
-    recall = recall_observational_memory(entries, "0000000000a3", secrets=[SECRET])
+    recall = recall_observational_memory(
+        entries, "0000000000a3", redactor=create_redactor([SECRET])
+    )
     assert SECRET not in json.dumps(recall.to_json())
     assert SECRET not in recall.to_text()
     assert SECRET in json.dumps(entries)  # the caller's entries are untouched

@@ -22,6 +22,7 @@ from prism.memory import (
     fold_observational_memory_ledger,
     render_observational_memory,
 )
+from prism.security import NOOP_REDACTOR
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -37,7 +38,7 @@ def snapshot(entries: list[dict[str, Any]]) -> dict[str, Any]:
         projection = build_observational_memory_projection(entries, mode)  # type: ignore[arg-type]
         out[mode] = projection.to_json()
         out[f"{mode}Render"] = render_observational_memory(
-            projection.reflections, projection.observations
+            projection.reflections, projection.observations, redactor=NOOP_REDACTOR
         ).splitlines()
     return out
 
@@ -116,7 +117,9 @@ async def test_the_strategy_reproduces_the_golden_fold() -> None:
         overrides={"observationsPoolMaxTokens": 10, "observationsPoolTargetTokens": 10},
     )
     result = await strategy.compact(
-        CompactionContext(session_id="golden", entries=before, new_entry_id=lambda: "c01")
+        CompactionContext(
+            session_id="golden", entries=before, new_entry_id=lambda: "c01", redactor=NOOP_REDACTOR
+        )
     )
     (entry,) = result.entries
     assert entry["data"] == expected["data"]

@@ -16,6 +16,7 @@ from prism.memory import (
     is_memory_id,
     recall_observational_memory,
 )
+from prism.security import NOOP_REDACTOR
 
 MEMORY_IDS = [f"{i:012x}" for i in range(1, 13)]
 
@@ -161,8 +162,10 @@ def test_recall_and_projection_never_return_another_branch(
         for observation in projection.observations:
             assert f"r{int(observation['id'], 16) - 1}" in on_branch
         for memory_id in all_memory_ids:
-            recalled = recall_observational_memory(everything, memory_id, leaf_id=leaf["id"])
-            via_branch = recall_observational_memory(branch, memory_id)
+            recalled = recall_observational_memory(
+                everything, memory_id, leaf_id=leaf["id"], redactor=NOOP_REDACTOR
+            )
+            via_branch = recall_observational_memory(branch, memory_id, redactor=NOOP_REDACTOR)
             assert recalled == via_branch
             recorded_here = f"r{int(memory_id, 16) - 1}" in on_branch
             assert recalled.found is recorded_here

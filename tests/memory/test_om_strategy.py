@@ -20,6 +20,7 @@ from prism.memory import (
     create_observational_memory_runtime,
 )
 from prism.providers import create_mock_provider, provider_done, provider_text_delta
+from prism.security import NOOP_REDACTOR, create_redactor
 
 pytestmark = pytest.mark.anyio
 
@@ -53,6 +54,7 @@ async def test_auto_compaction_on_a_small_window_uses_prepared_memory() -> None:
         session=session,
         worker_provider=scripted.provider,
         worker_model={"provider": "mock", "model": "w"},
+        redactor=NOOP_REDACTOR,
     )
     compactions: list[Any] = []
     session.subscribe(
@@ -108,7 +110,9 @@ async def test_a_full_fold_when_visible_observations_exceed_the_pool() -> None:
         keep_recent_entries=1,
         overrides={"observationsPoolMaxTokens": 50, "observationsPoolTargetTokens": 30},
     )
-    result = await strategy.compact(CompactionContext(session_id="s", entries=entries))
+    result = await strategy.compact(
+        CompactionContext(session_id="s", entries=entries, redactor=NOOP_REDACTOR)
+    )
     (entry,) = result.entries
     memory = entry["data"]["memory"]
     assert memory["fullFold"] is True
@@ -119,7 +123,9 @@ async def test_a_full_fold_when_visible_observations_exceed_the_pool() -> None:
     assert entry["data"]["throughEntryId"] == "r6"
     # Compacting the folded branch again keeps the fold; nothing new is hidden.
     again = await strategy.compact(
-        CompactionContext(session_id="s", entries=[*entries, entry], trigger="auto")
+        CompactionContext(
+            session_id="s", entries=[*entries, entry], trigger="auto", redactor=NOOP_REDACTOR
+        )
     )
     assert again.entries[0]["data"]["memory"]["fullFold"] is False
     assert again.entries[0]["data"]["trigger"] == "auto"
@@ -141,10 +147,10 @@ async def test_without_memory_the_strategy_falls_back_to_the_transcript_summary(
         }
         for i in range(4)
     ]
-    strategy = create_observational_memory_compaction_strategy(
-        keep_recent_entries=1, secrets=[SECRET]
+    strategy = create_observational_memory_compaction_strategy(keep_recent_entries=1)
+    result = await strategy.compact(
+        CompactionContext(session_id="s", entries=entries, redactor=create_redactor([SECRET]))
     )
-    result = await strategy.compact(CompactionContext(session_id="s", entries=entries))
     assert "user: hello 0" in result.summary
     assert SECRET not in json.dumps(result.entries)
     assert result.entries[0]["data"]["memory"]["observations"] == []

@@ -28,7 +28,7 @@ from prism.providers import (
     provider_tool_call,
 )
 from prism.registries import ContributionRegistry
-from prism.security import NOOP_REDACTOR
+from prism.security import NOOP_REDACTOR, create_redactor
 from prism.tools import ToolContext
 
 pytestmark = pytest.mark.anyio
@@ -55,7 +55,7 @@ class Entries:
 
 async def test_recall_tool_returns_text_and_details() -> None:
     entries = Entries(branch())
-    tool = create_recall_memory_tool(entries)
+    tool = create_recall_memory_tool(entries, redactor=NOOP_REDACTOR)
     value = await tool.execute({"id": "0000000000b1"}, ToolContext(session_id="golden"))
     assert entries.calls == ["golden"]
     assert value["details"]["kind"] == "reflection"
@@ -70,7 +70,7 @@ async def test_recall_tool_returns_text_and_details() -> None:
 @pytest.mark.parametrize("bad", ["", "0000000000B1", "../../etc/passwd", "0000000000b1x"])
 async def test_recall_tool_refuses_a_bad_id_before_reading_entries(bad: str) -> None:
     entries = Entries(branch())
-    tool = create_recall_memory_tool(entries)
+    tool = create_recall_memory_tool(entries, redactor=NOOP_REDACTOR)
     with pytest.raises(InvalidMemoryIdError, match="12 lowercase hex"):
         await tool.execute({"id": bad}, ToolContext(session_id="golden"))
     assert entries.calls == []
@@ -88,7 +88,7 @@ async def test_recall_tool_in_an_agent_run_is_redacted() -> None:
     agent = create_agent(
         model={"provider": "mock", "model": "m"},
         provider=provider,
-        tools=[create_recall_memory_tool(lambda _sid: entries, secrets=[SECRET])],
+        tools=[create_recall_memory_tool(lambda _sid: entries, redactor=create_redactor([SECRET]))],
     )
     session = agent.create_session(id="golden")
     result = await session.run("recall it")
@@ -102,7 +102,9 @@ async def test_status_command_counts_the_ledger() -> None:
     runtime = SimpleNamespace(
         status=lambda: {"inFlight": False, "lastError": None, "lastRun": None}
     )
-    command = create_memory_status_command(Entries(branch()), runtime=runtime)
+    command = create_memory_status_command(
+        Entries(branch()), runtime=runtime, redactor=NOOP_REDACTOR
+    )
     registry: ContributionRegistry[Any] = ContributionRegistry("command")
     registry.register(command.name, command)
     result = await execute_command(
@@ -117,7 +119,7 @@ async def test_status_command_counts_the_ledger() -> None:
 
 
 async def test_view_command_modes_and_usage() -> None:
-    status, view = create_observational_memory_commands(Entries(branch()))
+    status, view = create_observational_memory_commands(Entries(branch()), redactor=NOOP_REDACTOR)
     assert (status.name, view.name) == ("om:status", "om:view")
     ctx = {"sessionId": "golden"}
     visible = await view.run({}, ctx)
@@ -136,7 +138,7 @@ async def test_view_command_modes_and_usage() -> None:
 async def test_commands_need_a_session_and_redact() -> None:
     entries = branch()
     entries[4]["data"]["observations"][0]["content"] += f" {SECRET}"
-    view = create_memory_view_command(Entries(entries), secrets=[SECRET])
+    view = create_memory_view_command(Entries(entries), redactor=create_redactor([SECRET]))
     with pytest.raises(CommandError, match="needs a session"):
         await view.run({}, object())
     shown = await view.run({"mode": "full"}, SimpleNamespace(session=SimpleNamespace(id="golden")))
@@ -146,7 +148,9 @@ async def test_commands_need_a_session_and_redact() -> None:
 async def test_extension_registers_inert_contributions() -> None:
     entries = Entries(branch())
     extension = create_observational_memory_extension(
-        recall_tool={"get_entries": entries}, commands={"get_entries": entries}
+        recall_tool={"get_entries": entries},
+        commands={"get_entries": entries},
+        redactor=NOOP_REDACTOR,
     )
     kernel = create_extension_kernel(redactor=NOOP_REDACTOR)
     report = await kernel.load([extension])
@@ -156,9 +160,11 @@ async def test_extension_registers_inert_contributions() -> None:
     assert kernel.registries.commands.names() == ["om:status", "om:view"]
     assert entries.calls == []  # nothing ran during setup
     quiet = create_extension_kernel(redactor=NOOP_REDACTOR)
-    await quiet.load([create_observational_memory_extension(disabled=True)])
+    await quiet.load([create_observational_memory_extension(disabled=True, redactor=NOOP_REDACTOR)])
     assert quiet.registries.summary() == {}
     with pytest.raises(ConfigError, match="get_entries"):
-        create_observational_memory_extension(commands={"get_entries": "nope"})
+        create_observational_memory_extension(
+            commands={"get_entries": "nope"}, redactor=NOOP_REDACTOR
+        )
     with pytest.raises(ConfigError, match="recall_tool must be a mapping"):
-        create_observational_memory_extension(recall_tool=[1])  # type: ignore[arg-type]
+        create_observational_memory_extension(recall_tool=[1], redactor=NOOP_REDACTOR)  # type: ignore[arg-type]

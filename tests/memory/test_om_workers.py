@@ -27,7 +27,7 @@ from prism.memory import (
     fold_observational_memory_ledger,
 )
 from prism.providers import create_mock_provider, provider_done, provider_error, provider_text_delta
-from prism.security import env_credential
+from prism.security import NOOP_REDACTOR, create_redactor, env_credential
 from prism.stores import create_memory_session_store
 
 pytestmark = pytest.mark.anyio
@@ -48,6 +48,7 @@ async def chat(*prompts: str) -> Any:
 
 
 def runtime_for(session: Any, scripted: ScriptedWorkers, **options: Any) -> Any:
+    options.setdefault("redactor", NOOP_REDACTOR)
     return create_observational_memory_runtime(
         session=session, worker_provider=scripted.provider, worker_model=WORKER_MODEL, **options
     )
@@ -212,6 +213,7 @@ async def test_one_pipeline_at_a_time() -> None:
         session=session,
         worker_provider=create_mock_provider(slow_observer),
         worker_model=WORKER_MODEL,
+        redactor=NOOP_REDACTOR,
     )
     async with anyio.create_task_group() as group:
         group.start_soon(runtime.flush)
@@ -256,6 +258,7 @@ async def test_a_resolved_credential_builds_the_provider_and_is_redacted() -> No
         worker_provider=factory,
         worker_model=WORKER_MODEL,
         credential=env_credential({"OM_WORKER_KEY": SECRET}, "OM_WORKER_KEY"),
+        redactor=NOOP_REDACTOR,
     )
     report = await runtime.flush()
     assert report.ok and built == [SECRET]
@@ -280,7 +283,9 @@ async def test_secrets_never_reach_prompts_records_errors_or_status() -> None:
         ],
         reflector=[[provider_error(f"bad key {SECRET}", "auth")]],
     )
-    runtime = runtime_for(session, scripted, secrets=[SECRET], overrides={"debugLog": True})
+    runtime = runtime_for(
+        session, scripted, redactor=create_redactor([SECRET]), overrides={"debugLog": True}
+    )
     report = await runtime.flush()
     assert report.error is not None
     assert SECRET not in scripted.all_requests_text()
@@ -335,15 +340,24 @@ async def test_construction_refuses_bad_wiring() -> None:
         runtime_for(session, scripted, store=create_memory_session_store())
     with pytest.raises(ConfigError, match="worker_provider"):
         create_observational_memory_runtime(
-            session=session, worker_provider=object(), worker_model=WORKER_MODEL
+            session=session,
+            worker_provider=object(),
+            worker_model=WORKER_MODEL,
+            redactor=NOOP_REDACTOR,
         )
     with pytest.raises(ConfigError, match="worker_model"):
         create_observational_memory_runtime(
-            session=session, worker_provider=scripted.provider, worker_model={"model": "x"}
+            session=session,
+            worker_provider=scripted.provider,
+            worker_model={"model": "x"},
+            redactor=NOOP_REDACTOR,
         )
     with pytest.raises(ConfigError, match="no branch_entries"):
         create_observational_memory_runtime(
-            session=object(), worker_provider=scripted.provider, worker_model=WORKER_MODEL
+            session=object(),
+            worker_provider=scripted.provider,
+            worker_model=WORKER_MODEL,
+            redactor=NOOP_REDACTOR,
         )
     with pytest.raises(SettingsError):
         runtime_for(session, scripted, overrides={"nope": 1})

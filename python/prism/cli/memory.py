@@ -51,9 +51,7 @@ class CliMemory:
         self._runtimes: dict[str, ObservationalMemoryRuntime] = {}
         # The same secrets as the agent's (the provider's API key).
         self._redactor: SecretRedactor = create_redactor(setup.secrets)
-        self.strategy = create_observational_memory_compaction_strategy(
-            settings=self.settings, secrets=self._redactor
-        )
+        self.strategy = create_observational_memory_compaction_strategy(settings=self.settings)
 
     def track(self, session: AgentSession) -> None:
         self._sessions[session.id] = session
@@ -65,7 +63,7 @@ class CliMemory:
         return await session.branch_entries()
 
     def recall_tool(self) -> ToolDefinition:
-        return create_recall_memory_tool(self.branch_entries, secrets=self._redactor)
+        return create_recall_memory_tool(self.branch_entries, redactor=self._redactor)
 
     def extension(self) -> Extension:
         return create_observational_memory_extension(
@@ -75,7 +73,7 @@ class CliMemory:
                 "runtime": self._runtime_of,
                 "settings": self.settings,
             },
-            secrets=self._redactor,
+            redactor=self._redactor,
         )
 
     def runtime(self, session: AgentSession) -> ObservationalMemoryRuntime:
@@ -87,7 +85,7 @@ class CliMemory:
                 worker_provider=self._setup.provider,
                 worker_model=self._worker_model(session),
                 settings=self.settings,
-                secrets=redactor,
+                redactor=redactor,
             )
             if runtime is not None:  # the same session on a rebuilt agent: keep its history
                 fresh.last_error, fresh.last_report = runtime.last_error, runtime.last_report

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
+from prism._json_fields import json_keys
 from prism.cli.contributions import HostContributions
 from prism.cli.host import CliHost, CommandContext, create_host, describe_exception
 from prism.cli.io import LineTooLong, LineWriter, iter_request_lines
@@ -32,6 +33,7 @@ from prism.cli.rpc_protocol import (
     ok_response,
     parse_request,
 )
+from prism.compaction.options import CompactionOptions
 from prism.contracts import ErrorInfo
 from prism.errors import ConfigError, PrismError, SessionBusyError, redact_error_info
 from prism.extensions import execute_command
@@ -39,9 +41,12 @@ from prism.runtime import Agent, AgentSession
 from prism.runtime.input import normalize_input
 from prism.security.redaction import redact_keeping_ids
 
+# The two compaction options an RPC client may set per call, under their wire
+# (camelCase) names as prism._json_fields spells every CompactionOptions field.
 _COMPACT_KEYS = {
-    "keepRecentEntries": "keep_recent_entries",
-    "maxSummaryChars": "max_summary_chars",
+    key: name
+    for key, name in json_keys(CompactionOptions).items()
+    if name in ("keep_recent_entries", "max_summary_chars")
 }
 
 

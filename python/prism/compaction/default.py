@@ -11,7 +11,6 @@ O(n) over the branch; raw entries are never touched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from prism.compaction.options import (
@@ -21,7 +20,6 @@ from prism.compaction.options import (
     CompactionContext,
     CompactionResult,
     _check_count,
-    check_secrets,
     compaction_entry_data,
     is_compaction_entry_data,
 )
@@ -34,7 +32,7 @@ TRUNCATION_MARKER = "[earlier history truncated]"
 class DefaultCompactionStrategy:
     """Built by :func:`create_default_compaction_strategy`."""
 
-    __slots__ = ("keep_recent_entries", "max_summary_chars", "name", "secrets")
+    __slots__ = ("keep_recent_entries", "max_summary_chars", "name")
 
     def __init__(
         self,
@@ -42,7 +40,6 @@ class DefaultCompactionStrategy:
         name: str = DEFAULT_STRATEGY_NAME,
         keep_recent_entries: int = DEFAULT_KEEP_RECENT_ENTRIES,
         max_summary_chars: int = DEFAULT_MAX_SUMMARY_CHARS,
-        secrets: Sequence[str] = (),
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigError("compaction strategy name must be a non-empty string")
@@ -51,8 +48,6 @@ class DefaultCompactionStrategy:
         self.name = name
         self.keep_recent_entries = keep_recent_entries
         self.max_summary_chars = max_summary_chars
-        self.secrets = check_secrets(secrets)
-        _redactor(self.secrets)  # a secret the redactor refuses fails here, not mid-run
 
     async def compact(self, context: CompactionContext) -> CompactionResult:
         entries = list(context.entries)
@@ -73,7 +68,7 @@ class DefaultCompactionStrategy:
             lines.append(previous["summary"])
         for item in older:
             lines.extend(_lines_of(item))
-        redactor = _redactor((*self.secrets, *check_secrets(context.secrets)))
+        redactor = context.redactor  # the agent's: the one redactor of the run
         summary = _cap_lines([redactor.redact_text(line) for line in lines], cap)
 
         entry = context.compaction_entry(
@@ -90,8 +85,7 @@ class DefaultCompactionStrategy:
     def __repr__(self) -> str:  # never shows secrets
         return (
             f"DefaultCompactionStrategy(name={self.name!r}, keep_recent_entries="
-            f"{self.keep_recent_entries}, max_summary_chars={self.max_summary_chars}, "
-            f"secrets=<{len(self.secrets)}>)"
+            f"{self.keep_recent_entries}, max_summary_chars={self.max_summary_chars})"
         )
 
 
@@ -99,14 +93,12 @@ def create_default_compaction_strategy(
     name: str = DEFAULT_STRATEGY_NAME,
     keep_recent_entries: int = DEFAULT_KEEP_RECENT_ENTRIES,
     max_summary_chars: int = DEFAULT_MAX_SUMMARY_CHARS,
-    secrets: Sequence[str] = (),
 ) -> DefaultCompactionStrategy:
     """The provider-free default strategy. Invalid options raise ConfigError."""
     return DefaultCompactionStrategy(
         name=name,
         keep_recent_entries=keep_recent_entries,
         max_summary_chars=max_summary_chars,
-        secrets=secrets,
     )
 
 
@@ -198,16 +190,3 @@ def _cap_lines(lines: list[str], cap: int) -> str:
     if 0 <= newline < len(tail) - 1:
         tail = tail[newline + 1 :]  # start on a whole line when one fits
     return f"{TRUNCATION_MARKER}\n{tail}"
-
-
-def _redactor(secrets: Sequence[str]) -> Any:
-    from prism.security.redaction import create_redactor
-
-    try:
-        return create_redactor(secrets)
-    except (ValueError, TypeError) as exc:
-        # Not the native message: it could quote the secret it refused.
-        raise ConfigError(
-            f"compaction secrets are invalid ({type(exc).__name__}): each must be a string of "
-            "at least prism._native.MIN_SECRET_LENGTH characters"
-        ) from None

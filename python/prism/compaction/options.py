@@ -17,6 +17,7 @@ from prism._json_fields import read_json_fields
 from prism.attention.triggers import assert_compaction_trigger
 from prism.contracts import CompactionEntry, CompactionEntryData, SessionEntry
 from prism.errors import ConfigError
+from prism.security.redaction import SecretRedactor, require_redactor
 
 DEFAULT_STRATEGY_NAME = "default-compaction"
 DEFAULT_KEEP_RECENT_ENTRIES = 8
@@ -29,7 +30,9 @@ class CompactionContext:
 
     ``entries`` is the current branch, root first (raw, compactions
     included). ``keep_recent_entries``/``max_summary_chars`` override the
-    strategy's defaults for this call; ``secrets`` add to its secrets.
+    strategy's defaults for this call. ``redactor`` is the agent's
+    ``SecretRedactor`` (``NOOP_REDACTOR`` when there are no secrets): every
+    strategy masks what it writes with it, and none keeps its own secrets.
     ``leaf_id`` is the entry the compaction entry hangs under (default: the
     last of ``entries``); ``new_entry_id`` lets the runtime choose ids.
     ``retry``/``sleep`` are the session's, for strategies that call a model.
@@ -40,7 +43,6 @@ class CompactionContext:
     trigger: str = "manual"
     keep_recent_entries: int | None = None
     max_summary_chars: int | None = None
-    secrets: Sequence[str] = field(default=(), repr=False)  # never in logs
     metadata: Mapping[str, Any] = field(default_factory=dict)
     leaf_id: str | None = None
     new_entry_id: Callable[[], str] | None = None
@@ -48,6 +50,10 @@ class CompactionContext:
     # session's retry options (RetryOptions or None) and its sleep function.
     retry: Any = None
     sleep: Callable[[float], Awaitable[Any]] | None = None
+    redactor: SecretRedactor = field(kw_only=True, repr=False)
+
+    def __post_init__(self) -> None:
+        require_redactor(self.redactor, owner="CompactionContext")
 
     def compaction_entry(self, summary: str, data: Mapping[str, Any]) -> CompactionEntry:
         """The entry a strategy returns: hung under ``leaf_id`` (default: the
@@ -92,15 +98,6 @@ def _check_count(name: str, value: object, minimum: int) -> None:
         )
 
 
-def check_secrets(secrets: object) -> tuple[str, ...]:
-    if isinstance(secrets, str) or not isinstance(secrets, Sequence | set | frozenset):
-        raise ConfigError("compaction option secrets must be a list of strings")
-    out = tuple(secrets)
-    if not all(isinstance(s, str) for s in out):
-        raise ConfigError("compaction option secrets must be a list of strings")
-    return out
-
-
 def _trigger_from_json(trigger: object) -> object:
     if not isinstance(trigger, Mapping):
         return trigger  # __post_init__ refuses it with the trigger's own message
@@ -127,14 +124,12 @@ class CompactionOptions:
     )
     keep_recent_entries: int | None = None
     max_summary_chars: int | None = None
-    secrets: Sequence[str] = field(default=(), repr=False)  # never in logs
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _check_count("threshold_entries", self.threshold_entries, 1)
         _check_count("keep_recent_entries", self.keep_recent_entries, 0)
         _check_count("max_summary_chars", self.max_summary_chars, 1)
-        object.__setattr__(self, "secrets", check_secrets(self.secrets))
         if not isinstance(self.metadata, Mapping):
             raise ConfigError("compaction option metadata must be an object")
         if self.strategy is not None and not callable(getattr(self.strategy, "compact", None)):

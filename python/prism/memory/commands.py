@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from prism.compaction.observational_memory._redaction import as_redactor
 from prism.compaction.observational_memory.ledger import fold_observational_memory_ledger
 from prism.compaction.observational_memory.projection import build_observational_memory_projection
 from prism.compaction.observational_memory.render import render_observational_memory
@@ -21,6 +20,7 @@ from prism.memory._entries import (
     load_entries,
     session_id_of,
 )
+from prism.security.redaction import SecretRedactor, require_redactor
 
 STATUS_COMMAND = "om:status"
 VIEW_COMMAND = "om:view"
@@ -52,14 +52,14 @@ def create_memory_status_command(
     runtime: RuntimeLike = None,
     settings: ObservationalMemorySettings | None = None,
     name: str = STATUS_COMMAND,
-    secrets: Any = (),
+    redactor: SecretRedactor,
 ) -> CommandDefinition:
     """``om:status``: recorded / dropped / active / visible observations,
     recorded / visible reflections, pool token counts against the pool
     settings, coverage markers and, with ``runtime``, its ``inFlight`` and
     ``lastError``. The result has a ``text`` line for terminals."""
     check_get_entries(get_entries, "create_memory_status_command")
-    redactor = as_redactor(secrets, "create_memory_status_command")
+    redactor = require_redactor(redactor, owner="create_memory_status_command")
     pool = settings or resolve_observational_memory_settings()
 
     async def run(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
@@ -121,13 +121,13 @@ def create_memory_status_command(
 
 
 def create_memory_view_command(
-    get_entries: GetEntries, *, name: str = VIEW_COMMAND, secrets: Any = ()
+    get_entries: GetEntries, *, name: str = VIEW_COMMAND, redactor: SecretRedactor
 ) -> CommandDefinition:
     """``om:view``: the visible memory as the model sees it; ``{"mode": "full"}``
     the full active recorded memory. Any other mode answers
     ``Usage: /om:view [full]`` (``{"text": ..., "usage": true}``)."""
     check_get_entries(get_entries, "create_memory_view_command")
-    redactor = as_redactor(secrets, "create_memory_view_command")
+    redactor = require_redactor(redactor, owner="create_memory_view_command")
 
     async def run(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
         mode = args.get("mode")
@@ -139,7 +139,7 @@ def create_memory_view_command(
             entries, "active" if mode == "full" else "folded"
         )
         text = render_observational_memory(
-            projection.reflections, projection.observations, secrets=redactor
+            projection.reflections, projection.observations, redactor=redactor
         )
         result = {
             "sessionId": session_id,
@@ -167,12 +167,12 @@ def create_observational_memory_commands(
     *,
     runtime: RuntimeLike = None,
     settings: ObservationalMemorySettings | None = None,
-    secrets: Any = (),
+    redactor: SecretRedactor,
 ) -> list[CommandDefinition]:
     """``[om:status, om:view]`` sharing one callback, runtime and secrets."""
     return [
         create_memory_status_command(
-            get_entries, runtime=runtime, settings=settings, secrets=secrets
+            get_entries, runtime=runtime, settings=settings, redactor=redactor
         ),
-        create_memory_view_command(get_entries, secrets=secrets),
+        create_memory_view_command(get_entries, redactor=redactor),
     ]

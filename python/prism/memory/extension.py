@@ -16,6 +16,7 @@ from prism.errors import ConfigError
 from prism.extensions.kernel import Extension, ExtensionAPI, define_extension
 from prism.memory.commands import create_observational_memory_commands
 from prism.memory.tools import create_recall_memory_tool
+from prism.security.redaction import SecretRedactor
 
 EXTENSION_NAME = "observational-memory"
 
@@ -34,7 +35,7 @@ def create_observational_memory_extension(
     strategy: Mapping[str, Any] | bool = True,
     recall_tool: Mapping[str, Any] | None = None,
     commands: Mapping[str, Any] | None = None,
-    secrets: Any = (),
+    redactor: SecretRedactor,
     disabled: bool = False,
 ) -> Extension:
     """``strategy``: ``True`` (defaults), ``False`` (not registered) or keyword
@@ -42,24 +43,25 @@ def create_observational_memory_extension(
     ``recall_tool``: options of :func:`create_recall_memory_tool` (at least
     ``get_entries``). ``commands``: options of
     :func:`create_observational_memory_commands` (``get_entries``, optionally
-    ``runtime``). ``secrets`` apply to all three. ``disabled``: the
+    ``runtime``). ``redactor`` (the agent's) masks what the tool and commands return; the
+    strategy uses the one each compaction context carries. ``disabled``: the
     extension loads and registers nothing. Everything is built here, so a bad
     option fails now, not during ``kernel.load``."""
     strategy_options = {} if strategy is True else _options(strategy, "strategy")
     tool_options = _options(recall_tool, "recall_tool")
     command_options = _options(commands, "commands")
     built_strategy = (
-        create_observational_memory_compaction_strategy(**{"secrets": secrets, **strategy_options})
+        create_observational_memory_compaction_strategy(**strategy_options)
         if strategy_options is not None
         else None
     )
     built_tool = (
-        create_recall_memory_tool(**{"secrets": secrets, **tool_options})
+        create_recall_memory_tool(**{"redactor": redactor, **tool_options})
         if tool_options is not None
         else None
     )
     built_commands = (
-        create_observational_memory_commands(**{"secrets": secrets, **command_options})
+        create_observational_memory_commands(**{"redactor": redactor, **command_options})
         if command_options is not None
         else []
     )

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from prism.compaction.observational_memory._redaction import as_redactor
 from prism.compaction.observational_memory.ids import require_memory_id
 from prism.compaction.observational_memory.ledger import fold_observational_memory_ledger
 from prism.compaction.observational_memory.projection import select_branch
 from prism.compaction.observational_memory.records import Observation, Reflection
+from prism.security.redaction import SecretRedactor, require_redactor
 
 MemoryKind = Literal["observation", "reflection"]
 
@@ -96,7 +96,7 @@ def recall_observational_memory(
     entries: Sequence[Mapping[str, Any]],
     memory_id: str,
     *,
-    secrets: Any = (),
+    redactor: SecretRedactor,
     leaf_id: str | None = None,
 ) -> MemoryRecall:
     """Recover the evidence for ``memory_id`` from ``entries`` (the current
@@ -104,7 +104,7 @@ def recall_observational_memory(
     first). Raises ``InvalidMemoryIdError`` for a malformed id before reading
     any entry. The result is redacted with ``secrets``."""
     require_memory_id(memory_id, "recall id")
-    redactor = as_redactor(secrets, "recall_observational_memory")
+    redactor = require_redactor(redactor, owner="recall_observational_memory")
     branch = select_branch(entries, leaf_id)
     ledger = fold_observational_memory_ledger(branch)
     observation = ledger.observations.get(memory_id)

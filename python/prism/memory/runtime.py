@@ -21,7 +21,6 @@ import anyio
 
 from prism._clock import utc_timestamp
 from prism._native import estimate_entry_tokens, estimate_message_tokens
-from prism.compaction.observational_memory._redaction import as_redactor, combine
 from prism.compaction.observational_memory.ledger import (
     ObservationalMemoryLedger,
     fold_observational_memory_ledger,
@@ -43,7 +42,7 @@ from prism.contracts import ErrorInfo, ModelConfig
 from prism.errors import ConfigError, PrismError
 from prism.memory import workers
 from prism.runtime import validate_model
-from prism.security.redaction import SecretRedactor
+from prism.security.redaction import SecretRedactor, require_redactor, with_secrets
 
 Trigger = Literal["flush", "post_run"]
 MAX_DEBUG_LINES = 200
@@ -115,7 +114,7 @@ class ObservationalMemoryRuntime:
         settings: object,
         overrides: Mapping[str, Any] | None,
         credential: Any,
-        secrets: Any,
+        redactor: SecretRedactor,
         keep_recent_entries: int,
     ) -> None:
         self.session = session
@@ -124,7 +123,9 @@ class ObservationalMemoryRuntime:
         self._settings_source = settings
         self._overrides = dict(overrides or {})
         self._credential = credential
-        self._redactor: SecretRedactor = as_redactor(secrets, "observational memory runtime")
+        self._redactor: SecretRedactor = require_redactor(
+            redactor, owner="observational memory runtime"
+        )
         self._keep_recent_entries = keep_recent_entries
         self._lock: anyio.Lock | None = None
         self.in_flight = False
@@ -237,7 +238,7 @@ class ObservationalMemoryRuntime:
         resolved = await as_credential_resolver(self._credential).resolve()
         if resolved is None:
             return None, self._redactor
-        redactor = combine(self._redactor, resolved.secrets)
+        redactor = with_secrets(self._redactor, resolved.secrets)
         provider = self.worker_provider
         if not callable(getattr(provider, "generate", None)) and callable(provider):
             # A factory: the worker provider is built with the resolved value.
@@ -385,7 +386,6 @@ class ObservationalMemoryRuntime:
         strategy = create_observational_memory_compaction_strategy(
             keep_recent_entries=self._keep_recent_entries,
             settings=settings,
-            secrets=self._redactor,
         )
         entry = await session.compact(strategy=strategy)
         entry_id: str = entry["id"]
@@ -419,7 +419,7 @@ def create_observational_memory_runtime(
     settings: object = None,
     overrides: Mapping[str, Any] | None = None,
     credential: Any = None,
-    secrets: Any = (),
+    redactor: SecretRedactor,
     keep_recent_entries: int = 8,
 ) -> ObservationalMemoryRuntime:
     """The explicit worker runtime for ``session`` (an ``AgentSession``).
@@ -465,7 +465,7 @@ def create_observational_memory_runtime(
         settings=settings,
         overrides=overrides,
         credential=credential,
-        secrets=secrets,
+        redactor=redactor,
         keep_recent_entries=keep_recent_entries,
     )
 

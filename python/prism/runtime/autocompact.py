@@ -39,10 +39,6 @@ def merged_options(config: AgentConfig, overrides: Mapping[str, Any]) -> Compact
     return dataclasses.replace(base, **overrides)
 
 
-def _secrets(config: AgentConfig, options: CompactionOptions) -> tuple[str, ...]:
-    return (*options.secrets, *config.secrets)
-
-
 def _strategy(config: AgentConfig, options: CompactionOptions) -> CompactionStrategy:
     if options.strategy is not None:
         return options.strategy
@@ -51,7 +47,7 @@ def _strategy(config: AgentConfig, options: CompactionOptions) -> CompactionStra
         kwargs["keep_recent_entries"] = options.keep_recent_entries
     if options.max_summary_chars is not None:
         kwargs["max_summary_chars"] = options.max_summary_chars
-    return create_default_compaction_strategy(secrets=_secrets(config, options), **kwargs)
+    return create_default_compaction_strategy(**kwargs)
 
 
 def _compaction_entry(port: RunPort, result: Any, trigger: CompactionTrigger) -> SessionEntry:
@@ -105,7 +101,7 @@ async def compact_branch(
         trigger=trigger,
         keep_recent_entries=options.keep_recent_entries,
         max_summary_chars=options.max_summary_chars,
-        secrets=_secrets(config, options),
+        redactor=config.redactor,
         metadata=dict(options.metadata),
         leaf_id=branch.leaf_id,
         new_entry_id=port.new_entry_id,

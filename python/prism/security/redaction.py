@@ -41,6 +41,7 @@ __all__ = [
     "redact_then_clip",
     "redactable_credentials",
     "require_redactor",
+    "with_secrets",
 ]
 
 
@@ -147,6 +148,43 @@ def create_redactor(
     except ValueError as exc:
         raise ConfigError(f"cannot redact these secrets: {exc}") from None
     return redactor
+
+
+def with_secrets(redactor: SecretRedactor, extra: Iterable[str]) -> SecretRedactor:
+    """``redactor`` plus more exact secrets learned later (a credential a
+    worker or a compaction model resolved at call time), as one redactor:
+    ``redactor`` itself when ``extra`` adds nothing."""
+    require_redactor(redactor, owner="with_secrets")
+    more = normalize_secrets(extra)
+    if not more:
+        return redactor
+    return _Chain(redactor, create_redactor(more))
+
+
+class _Chain:
+    """Two redactors applied in turn (the host's, then a credential's)."""
+
+    __slots__ = ("_a", "_b")
+
+    def __init__(self, a: SecretRedactor, b: SecretRedactor) -> None:
+        self._a = a
+        self._b = b
+
+    @property
+    def mask(self) -> str:
+        return self._a.mask
+
+    def __len__(self) -> int:
+        return len(self._a) + len(self._b)
+
+    def contains(self, text: str) -> bool:
+        return self._a.contains(text) or self._b.contains(text)
+
+    def redact_text(self, text: str) -> str:
+        return self._b.redact_text(self._a.redact_text(text))
+
+    def redact_value(self, value: _T) -> _T:
+        return self._b.redact_value(self._a.redact_value(value))
 
 
 def redact_then_clip(text: str, redactor: SecretRedactor, limit: int, marker: str = "…") -> str:

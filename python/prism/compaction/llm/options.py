@@ -53,25 +53,6 @@ def _one_of(a: Any, b: Any, names: str) -> Any:
     return a if a is not None else b
 
 
-def _check_secrets(value: object) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, Sequence | set | frozenset):
-        raise ConfigError("llm compaction option secrets must be a list of strings")
-    secrets = tuple(value)
-    if not all(isinstance(s, str) for s in secrets):
-        raise ConfigError("llm compaction option secrets must be a list of strings")
-    from prism.security.redaction import create_redactor
-
-    try:
-        create_redactor(secrets)
-    except (ConfigError, TypeError, ValueError):
-        # Never the underlying message: it could quote the secret it refused.
-        raise ConfigError(
-            "llm compaction option secrets: each secret must be at least "
-            "prism._native.MIN_SECRET_LENGTH characters long"
-        ) from None
-    return secrets
-
-
 @dataclass(frozen=True, slots=True)
 class LlmCompactionOptions:
     """See ``create_llm_compaction_strategy`` (docs/compaction.md) for each field.
@@ -100,7 +81,6 @@ class LlmCompactionOptions:
     max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS
     track_file_operations: bool = True
     include_file_operations: bool = True
-    secrets: Sequence[str] = field(default=(), repr=False)
     prompts: CompactionPrompts = field(default=DEFAULT_PROMPTS, metadata=NOT_JSON)
     retry: Any = field(default=None, metadata=NOT_JSON)
     name: str = field(default=LLM_COMPACTION_STRATEGY_NAME, metadata=NOT_JSON)
@@ -186,7 +166,6 @@ class LlmCompactionOptions:
         for flag in ("track_file_operations", "include_file_operations"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigError(f"llm compaction option {flag} must be true or false")
-        set_(self, "secrets", _check_secrets(self.secrets))
         if not isinstance(self.prompts, CompactionPrompts):
             raise ConfigError("llm compaction option prompts must be a CompactionPrompts")
         set_(self, "retry", _check_retry(self.retry))

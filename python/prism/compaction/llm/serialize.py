@@ -13,12 +13,12 @@ the end.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from prism.contracts import Message, SessionEntry
 from prism.errors import ConfigError
-from prism.security.redaction import SecretRedactor, create_redactor
+from prism.security.redaction import SecretRedactor, require_redactor
 
 DEFAULT_MAX_TOOL_RESULT_CHARS = 2000
 PART_SEPARATOR = "\n\n"
@@ -158,15 +158,13 @@ def serialize_compaction_conversation(
     entries: Iterable[SessionEntry | Message | Mapping[str, Any]],
     *,
     max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS,
-    secrets: Sequence[str] = (),
-    redactor: SecretRedactor | None = None,
+    redactor: SecretRedactor,
 ) -> str:
     """The labelled, truncated, redacted transcript of ``entries`` (session
-    entries or bare messages). ``redactor`` wins over ``secrets`` when both
-    are given; with neither nothing is masked."""
+    entries or bare messages), masked with ``redactor`` (the agent's;
+    ``NOOP_REDACTOR`` when there are no secrets)."""
     check_max_tool_result_chars(max_tool_result_chars)
-    if redactor is None:
-        redactor = create_redactor(secrets)
+    require_redactor(redactor, owner="serialize_compaction_conversation")
     parts = serialize_compaction_parts(
         entries, max_tool_result_chars=max_tool_result_chars, redactor=redactor
     )

@@ -40,7 +40,7 @@ from prism.compaction.llm.serialize import (
 from prism.compaction.options import CompactionContext, CompactionResult
 from prism.contracts import CompactionEntry, ProviderRequest
 from prism.errors import CredentialError
-from prism.security.redaction import SecretRedactor, create_redactor, redactable_credentials
+from prism.security.redaction import SecretRedactor, redactable_credentials, with_secrets
 
 SUMMARY_TRUNCATED_MARKER = "\n[summary truncated]"
 
@@ -59,7 +59,7 @@ class LlmCompactionStrategy:
         return (
             f"LlmCompactionStrategy(name={self.name!r}, model="
             f"{model.get('provider')}/{model.get('model')}, keep_recent_tokens="
-            f"{self.options.keep_recent_tokens}, secrets=<{len(self.options.secrets)}>)"
+            f"{self.options.keep_recent_tokens})"
         )
 
     def prepare(self, context: CompactionContext) -> LlmCompactionPreparation:
@@ -79,7 +79,8 @@ class LlmCompactionStrategy:
                 code="nothing_to_compact",
             )
         provider, credential_secrets = await self._provider()
-        redactor = create_redactor((*options.secrets, *tuple(context.secrets), *credential_secrets))
+        # The agent's redactor, plus the summary model's own key when one resolved.
+        redactor = with_secrets(context.redactor, credential_secrets)
         retry = _retry_options(options.retry, getattr(context, "retry", None))
         sleep = getattr(context, "sleep", None)
         budget = options.summary_token_budget
@@ -271,7 +272,6 @@ def create_llm_compaction_strategy(
     max_tool_result_chars: int = DEFAULT_MAX_TOOL_RESULT_CHARS,
     track_file_operations: bool = True,
     include_file_operations: bool = True,
-    secrets: Sequence[str] = (),
     prompts: Any = None,
     retry: Any = None,
     name: str = LLM_COMPACTION_STRATEGY_NAME,
@@ -300,7 +300,6 @@ def create_llm_compaction_strategy(
             max_tool_result_chars=max_tool_result_chars,
             track_file_operations=track_file_operations,
             include_file_operations=include_file_operations,
-            secrets=secrets,
             retry=retry,
             name=name,
             **extra,

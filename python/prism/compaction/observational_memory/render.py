@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from prism.compaction.observational_memory._redaction import as_redactor
+from prism.security.redaction import SecretRedactor, require_redactor
 
 REFLECTIONS_HEADING = "Reflections (consolidated memory):"
 OBSERVATIONS_HEADING = "Observations (source-backed memory):"
@@ -16,7 +16,7 @@ def render_observational_memory(
     reflections: Sequence[Mapping[str, Any]],
     observations: Sequence[Mapping[str, Any]],
     *,
-    secrets: Any = (),
+    redactor: SecretRedactor,
 ) -> str:
     """Reflections, then observations, one ``- [id] content`` line each, in
     the order given. Empty memory renders as ``""``. Exact ``secrets`` are
@@ -35,7 +35,7 @@ def render_observational_memory(
     lines.append("")
     lines.append(RECALL_HINT)
     text = "\n".join(lines)
-    redactor = as_redactor(secrets, "render_observational_memory")
+    redactor = require_redactor(redactor, owner="render_observational_memory")
     return redactor.redact_text(text) if len(redactor) else text
 
 

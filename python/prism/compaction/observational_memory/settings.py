@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from prism._json_fields import camel_case, json_keys, read_json_fields
 from prism.errors import SettingsError
 
 SETTINGS_KEY = "observational-memory"
@@ -45,11 +46,11 @@ class ObservationalMemorySettings:
             if item.type in ("bool", bool):
                 if not isinstance(value, bool):
                     raise SettingsError(
-                        f"observational memory setting {_CAMEL[item.name]} must be a boolean"
+                        f"observational memory setting {camel_case(item.name)} must be a boolean"
                     )
             elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise SettingsError(
-                    f"observational memory setting {_CAMEL[item.name]} must be an integer >= 1"
+                    f"observational memory setting {camel_case(item.name)} must be an integer >= 1"
                 )
         if self.observations_pool_target_tokens > self.observations_pool_max_tokens:
             raise SettingsError(
@@ -58,16 +59,7 @@ class ObservationalMemorySettings:
             )
 
     def to_json(self) -> dict[str, Any]:
-        return {_CAMEL[item.name]: getattr(self, item.name) for item in fields(self)}
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-_CAMEL = {item.name: _camel(item.name) for item in fields(ObservationalMemorySettings)}
-_FIELD_OF = {**{camel: name for name, camel in _CAMEL.items()}, **{n: n for n in _CAMEL}}
+        return {camel_case(item.name): getattr(self, item.name) for item in fields(self)}
 
 
 def _read(source: object) -> dict[str, Any]:
@@ -89,13 +81,15 @@ def _read(source: object) -> dict[str, Any]:
 
 
 def _apply(into: dict[str, Any], values: Mapping[str, Any], where: str) -> None:
-    for key, value in values.items():
-        name = _FIELD_OF.get(key) if isinstance(key, str) else None
-        if name is None:
-            raise SettingsError(
-                f"unknown {where} key {key!r}; expected one of {sorted(_CAMEL.values())}"
-            )
-        into[name] = value
+    # camelCase (the wire) or snake_case (Python) keys, read the one way every
+    # options class reads them (prism._json_fields).
+    found = read_json_fields(ObservationalMemorySettings, values, snake_case=True)
+    for kind, key in found.problems:
+        if kind == "unknown":
+            expected = sorted(json_keys(ObservationalMemorySettings))
+            raise SettingsError(f"unknown {where} key {key!r}; expected one of {expected}")
+        raise SettingsError(f"{where} key {key!r} is given twice (camelCase and snake_case)")
+    into.update(found.values)
 
 
 def resolve_observational_memory_settings(

@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prism.compaction.default import create_default_compaction_strategy
-from prism.compaction.observational_memory._redaction import as_redactor
 from prism.compaction.observational_memory.projection import (
     build_observational_memory_projection,
     create_folded_memory_details,
@@ -70,7 +69,7 @@ def plan_full_fold(
 class ObservationalMemoryCompactionStrategy:
     """Built by :func:`create_observational_memory_compaction_strategy`."""
 
-    __slots__ = ("_redactor", "keep_recent_entries", "name", "settings")
+    __slots__ = ("keep_recent_entries", "name", "settings")
 
     def __init__(
         self,
@@ -78,7 +77,6 @@ class ObservationalMemoryCompactionStrategy:
         name: str,
         keep_recent_entries: int,
         settings: ObservationalMemorySettings,
-        secrets: Any,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigError("compaction strategy name must be a non-empty string")
@@ -93,7 +91,6 @@ class ObservationalMemoryCompactionStrategy:
         self.name = name
         self.keep_recent_entries = keep_recent_entries
         self.settings = settings
-        self._redactor = as_redactor(secrets, "observational memory compaction")
 
     async def compact(self, context: CompactionContext) -> CompactionResult:
         entries = list(context.entries)
@@ -113,14 +110,13 @@ class ObservationalMemoryCompactionStrategy:
             )
             hidden.extend(newly_hidden)
             full_fold = True
-        extra = as_redactor(context.secrets, "compaction context")
-        summary = render_observational_memory(reflections, observations)
+        redactor = context.redactor  # the agent's: the one redactor of the run
+        summary = render_observational_memory(reflections, observations, redactor=redactor)
         if not summary:
             fallback = create_default_compaction_strategy(name=self.name, keep_recent_entries=keep)
             summary = (await fallback.compact(context)).summary
-        for redactor in (self._redactor, extra):
-            if len(redactor):
-                summary = redactor.redact_text(summary)
+        if len(redactor):
+            summary = redactor.redact_text(summary)
         memory = create_folded_memory_details(
             observations=observations,
             reflections=reflections,
@@ -131,9 +127,8 @@ class ObservationalMemoryCompactionStrategy:
             ),
             full_fold=full_fold,
         )
-        for redactor in (self._redactor, extra):
-            if len(redactor):
-                memory = redactor.redact_value(memory)
+        if len(redactor):
+            memory = redactor.redact_value(memory)
         keep_ids, through = _keep_and_through(entries, keep)
         data: dict[str, Any] = dict(
             compaction_entry_data(
@@ -184,7 +179,6 @@ def create_observational_memory_compaction_strategy(
     keep_recent_entries: int = DEFAULT_KEEP_RECENT_ENTRIES,
     settings: object = None,
     overrides: Mapping[str, Any] | None = None,
-    secrets: Any = (),
 ) -> ObservationalMemoryCompactionStrategy:
     """A ``CompactionStrategy`` that renders existing memory as the summary.
     ``settings``/``overrides`` are resolved like
@@ -197,7 +191,7 @@ def create_observational_memory_compaction_strategy(
         else resolve_observational_memory_settings(settings, overrides)
     )
     return ObservationalMemoryCompactionStrategy(
-        name=name, keep_recent_entries=keep_recent_entries, settings=resolved, secrets=secrets
+        name=name, keep_recent_entries=keep_recent_entries, settings=resolved
     )
 
 

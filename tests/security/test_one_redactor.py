@@ -1,0 +1,87 @@
+"""One redactor: every public Prism API that can see a secret takes the
+agent's ``SecretRedactor`` (required), never a raw list of secrets and never
+a silent no-op default. An AST scan of python/prism keeps it that way."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "python" / "prism"
+
+# Where a raw list of secrets is still the input, and why.
+TAKES_SECRETS = {
+    # Secrets are configured once, on the agent, which builds the one redactor.
+    "runtime/agent.py:create_agent",
+    "runtime/config.py:AgentConfig.build",
+    # The redactor's own constructors and normalizers.
+    "security/redaction.py:create_redactor",
+    "security/redaction.py:normalize_secrets",
+    # A test helper that checks the given secrets never appear: it needs the values.
+    "testing/provider_conformance.py:assert_no_secret_leak",
+    # NOT DONE (issue 25, item 6): provider adapters and the retry policy
+    # still build their own redactor from a list (they are created before
+    # the agent); moving them onto the agent's redactor is open.
+    "providers/openai_compatible.py:OpenAICompatibleProvider.__init__",
+    "providers/openai_compatible.py:create_openai_compatible_provider",
+    "providers/packages/base.py:create_preset_provider",
+    "retry.py:DefaultRetryPolicy.__init__",
+    "retry.py:create_default_retry_policy",
+}
+
+
+def public_parameters() -> list[tuple[str, str, ast.arg, ast.expr | None]]:
+    """(where, function, parameter, default) for every public function and
+    method of every public module."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+
+        def visit(body: list[ast.stmt], prefix: str, rel: str = rel) -> None:
+            for node in body:
+                if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                    visit(node.body, f"{prefix}{node.name}.")
+                elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    if node.name.startswith("_") and node.name != "__init__":
+                        continue
+                    name = prefix + node.name
+                    args = node.args
+                    positional = [*args.posonlyargs, *args.args]
+                    defaults: list[ast.expr | None] = [None] * (
+                        len(positional) - len(args.defaults)
+                    ) + list(args.defaults)
+                    pairs = [*zip(positional, defaults, strict=True)]
+                    pairs += [*zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+                    for arg, default in pairs:
+                        found.append((rel, name, arg, default))
+
+        visit(tree.body, "")
+    return found
+
+
+def test_no_public_api_defaults_its_redactor() -> None:
+    silent = [
+        f"{where}:{name}({arg.arg}={ast.unparse(default)})"
+        for where, name, arg, default in public_parameters()
+        if arg.arg == "redactor" and default is not None
+    ]
+    assert silent == []
+
+
+def test_no_public_api_takes_a_raw_secret_list() -> None:
+    raw = {
+        f"{where}:{name}"
+        for where, name, arg, _ in public_parameters()
+        if arg.arg in {"secrets", "credential_secrets"}
+    }
+    assert raw <= TAKES_SECRETS, sorted(raw - TAKES_SECRETS)
+    assert TAKES_SECRETS <= raw, f"stale allowlist entries: {sorted(TAKES_SECRETS - raw)}"
+
+
+def test_the_scan_sees_defaults() -> None:
+    tree = ast.parse("def f(a, redactor=NOOP, *, secrets=()):\n    pass\n")
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert [a.arg for a in function.args.args] == ["a", "redactor"]
+    assert public_parameters()  # the package itself is found
