@@ -89,9 +89,11 @@ def test_tsc_cargo_and_generic_formats() -> None:
     assert parse_diagnostics("all good", "auto", "make") == []
 
 
-def test_check_command_validation() -> None:
+def test_check_command_validation(workspace: Path) -> None:
     with pytest.raises(ValueError, match="non-empty sequence"):
         CheckCommand("pytest -q")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="give argv as a list"):
+        create_coding_tools(workspace, checks={"tests": "pytest -q"})  # type: ignore[dict-item]
 
 
 async def test_todo_tool_plan_file_and_state(workspace: Path, events: list[Any]) -> None:

@@ -98,3 +98,12 @@ async def test_read_only_rules_allow_reads_only(workspace: Path) -> None:
     (workspace / "new.txt").write_text("x")
     denied = await call("git", op="add", paths=["new.txt"])
     assert denied["value"]["code"] == "policy_denied"
+
+
+async def test_paths_are_relative_to_the_workspace_cwd(workspace: Path) -> None:
+    init_repo(workspace)
+    policy = create_execution_policy([workspace], [allow_command("git", "...")])
+    call = make_call(create_coding_tools(workspace / "src", execution_policy=policy, env=GIT_ENV))
+    (workspace / "src" / "app.py").write_text("changed\n")
+    assert not (await call("git", op="add", paths=["app.py"])).get("isError")
+    assert "src/app.py" in git(workspace, "diff", "--cached", "--name-only")

@@ -94,8 +94,8 @@ async def test_stdin_is_closed(call: Call) -> None:
 
 async def test_timeout_kills_the_whole_group(workspace: Path, call: Call) -> None:
     # a small fork storm: children and grandchildren that never exit
-    script = "for i in $(seq 20); do (sleep 1000 & sleep 1000) & done; echo $$; sleep 1000"
-    result = await call("shell", command=script, timeout_ms=1500)
+    script = "echo $$; for i in $(seq 20); do (sleep 1000 & sleep 1000) & done; sleep 1000"
+    result = await call("shell", command=script, timeout_ms=3000)
     value = result["value"]
     assert value["exit_code"] is None and "timed out" in value["note"]
     leader = int(value["output"].split()[0])

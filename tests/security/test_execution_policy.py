@@ -244,3 +244,21 @@ async def test_raising_approver_and_policy_fail_closed_redacted(tree: tuple[Path
     with pytest.raises(ExecutionDeniedError) as caught:
         await authorize(Broken(), ExecutionAction("read", paths=("a",)))
     assert str(caught.value) == "execution policy failed: RuntimeError"
+
+
+async def test_dispatch_reports_policy_denied_redacted() -> None:
+    from prism.tools import POLICY_DENIED, ToolDefinition, create_tool_registry, dispatch_tool_call
+
+    secret = "sk-live-abcdef123456"
+
+    def guarded(args: dict[str, object], ctx: object) -> str:
+        raise ExecutionDeniedError(f"refused: token {secret}")
+
+    registry = create_tool_registry([ToolDefinition("guarded", guarded)])
+    result = await dispatch_tool_call(
+        {"id": "c1", "name": "guarded", "arguments": {}},
+        registry=registry,
+        redactor=create_redactor([secret]),
+    )
+    assert result["isError"] and result["value"]["code"] == POLICY_DENIED  # type: ignore[index]
+    assert secret not in str(result)

@@ -142,10 +142,11 @@ def check_tool(
     *,
     name: str = "check",
 ) -> ToolDefinition:
-    commands = {
-        key: value if isinstance(value, CheckCommand) else CheckCommand(tuple(value))
-        for key, value in checks.items()
-    }
+    commands: dict[str, CheckCommand] = {}
+    for key, value in checks.items():
+        if isinstance(value, str):
+            raise ValueError(f"check {key!r}: give argv as a list, not the string {value!r}")
+        commands[key] = value if isinstance(value, CheckCommand) else CheckCommand(tuple(value))
     if not commands:
         raise ValueError("check_tool needs at least one configured check")
 

@@ -11,6 +11,7 @@ progress, operations that move HEAD are refused with what to do instead.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,8 @@ def _ref(value: object, what: str) -> str:
 
 
 def _argv(ws: CodingWorkspace, op: str, args: dict[str, Any]) -> list[str]:
-    paths = [ws.relative(ws.resolve(p)) for p in args.get("paths", [])]
+    # relative to where git runs (the workspace cwd), after the roots check
+    paths = [os.path.relpath(ws.resolve(p), ws.cwd) for p in args.get("paths", [])]
     if op == "status":
         return [*_BASE, "status", "--porcelain=v1", "--branch"]
     if op == "diff":
