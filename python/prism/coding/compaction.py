@@ -19,7 +19,6 @@ from prism.coding.plan import CodingState
 from prism.compaction.default import DefaultCompactionStrategy, create_default_compaction_strategy
 from prism.compaction.options import CompactionContext, CompactionResult
 from prism.contracts import SessionEntry
-from prism.security.redaction import create_redactor
 
 _PATH_TOOLS = {"read": "read", "write": "wrote", "edit": "edited"}
 
@@ -123,8 +122,8 @@ class CodingCompactionStrategy:
         extra = coding_state_lines(context.entries, plan, max_paths=self.max_paths)
         if not extra:
             return result
-        redactor = create_redactor([*self.base.secrets, *context.secrets])
-        section = redactor.redact_text("\n".join(extra))
+        # Masked with the agent's redactor, like every strategy's output.
+        section = context.redactor.redact_text("\n".join(extra))
         base = _without_old_section(result.summary)
         summary = base + ("\n\n" if base else "") + section
         entries: list[dict[str, Any]] = [dict(e) for e in result.entries]
@@ -141,13 +140,11 @@ def create_coding_compaction_strategy(
     keep_recent_entries: int = 8,
     max_summary_chars: int = 12_000,
     max_paths: int = 20,
-    secrets: Sequence[str] = (),
 ) -> CodingCompactionStrategy:
     """The default strategy's summary plus the coding state section."""
     base = create_default_compaction_strategy(
         name=name,
         keep_recent_entries=keep_recent_entries,
         max_summary_chars=max_summary_chars,
-        secrets=secrets,
     )
     return CodingCompactionStrategy(base, state, max_paths, name)
