@@ -9,19 +9,49 @@ from typing import TYPE_CHECKING
 from prism._lazy import attach
 
 if TYPE_CHECKING:
-    from prism.coding.backend import ExecResult, FileStat, LocalBackend, WorkspaceBackend
-    from prism.coding.check import CheckCommand, check_tool, parse_diagnostics
+    from prism.coding.backend import (
+        ExecResult,
+        FileStat,
+        LocalBackend,
+        WorkspaceBackend,
+    )
+    from prism.coding.check import (
+        CheckCommand,
+        check_tool,
+        parse_diagnostics,
+    )
     from prism.coding.compaction import (
         CodingCompactionStrategy,
         coding_state_lines,
         create_coding_compaction_strategy,
     )
-    from prism.coding.files import edit_tool, read_tool, write_tool
-    from prism.coding.git import DESTRUCTIVE_OPS, git_tool, read_only_git_rules
-    from prism.coding.plan import CodingState, render_plan, todo_tool, write_coding_plan_file
-    from prism.coding.search import list_tool, search_tool
-    from prism.coding.shell import shell_tool
-    from prism.coding.tools import CodingToolSet, create_coding_tools
+    from prism.coding.files import (
+        edit_tool,
+        read_tool,
+        write_tool,
+    )
+    from prism.coding.git import (
+        DESTRUCTIVE_OPS,
+        git_tool,
+        read_only_git_rules,
+    )
+    from prism.coding.plan import (
+        CodingState,
+        render_plan,
+        todo_tool,
+        write_coding_plan_file,
+    )
+    from prism.coding.search import (
+        list_tool,
+        search_tool,
+    )
+    from prism.coding.shell import (
+        shell_tool,
+    )
+    from prism.coding.tools import (
+        CodingToolSet,
+        create_coding_tools,
+    )
     from prism.coding.workspace import (
         CodingEventHandler,
         CodingLimits,

@@ -12,13 +12,36 @@ from typing import TYPE_CHECKING
 from prism._lazy import attach
 
 if TYPE_CHECKING:
-    from prism.inspect.costs import BranchCosts, TurnCost, branch_costs
-    from prism.inspect.export import export_html, render_report
-    from prism.inspect.replay import RecordedRun, find_runs, replay_run
-    from prism.inspect.server import InspectorAddress, check_bind_host, serve_inspector
-    from prism.inspect.source import InspectError, SessionSource, open_source
-    from prism.inspect.timeline import fold_timeline
-    from prism.inspect.views import SessionView
+    from prism.inspect.costs import (
+        BranchCosts,
+        TurnCost,
+        branch_costs,
+    )
+    from prism.inspect.export import (
+        export_html,
+        render_report,
+    )
+    from prism.inspect.replay import (
+        RecordedRun,
+        find_runs,
+        replay_run,
+    )
+    from prism.inspect.server import (
+        InspectorAddress,
+        check_bind_host,
+        serve_inspector,
+    )
+    from prism.inspect.source import (
+        InspectError,
+        SessionSource,
+        open_source,
+    )
+    from prism.inspect.timeline import (
+        fold_timeline,
+    )
+    from prism.inspect.views import (
+        SessionView,
+    )
 
 _EXPORTS: dict[str, str] = {
     "BranchCosts": "prism.inspect.costs",

@@ -43,8 +43,15 @@ if TYPE_CHECKING:
         EgressRule,
         create_egress_policy,
     )
-    from prism.sandbox.native import NativeSandbox, create_native_sandbox
-    from prism.sandbox.processes import ProcessOutput, ProcessState, SandboxProcess
+    from prism.sandbox.native import (
+        NativeSandbox,
+        create_native_sandbox,
+    )
+    from prism.sandbox.processes import (
+        ProcessOutput,
+        ProcessState,
+        SandboxProcess,
+    )
 
 _EXPORTS: dict[str, str] = {
     "ERR_EGRESS_POLICY": "prism.sandbox.contract",

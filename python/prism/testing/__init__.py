@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING
 from prism._lazy import attach
 
 if TYPE_CHECKING:
-    from prism.testing.cache_simulator import CacheSimulator
+    from prism.testing.cache_simulator import (
+        CacheSimulator,
+    )
     from prism.testing.provider_conformance import (
         assert_abort_is_observed,
         assert_no_secret_leak,
@@ -17,7 +19,9 @@ if TYPE_CHECKING:
         assert_usage_accounting,
         collect_provider_events,
     )
-    from prism.testing.tool_conformance import assert_tool_dispatch_conforms
+    from prism.testing.tool_conformance import (
+        assert_tool_dispatch_conforms,
+    )
 
 _EXPORTS: dict[str, str] = {
     "CacheSimulator": "prism.testing.cache_simulator",
