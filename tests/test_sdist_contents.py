@@ -10,7 +10,7 @@ import tarfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TREES = ("docs", "examples", "tests", "benches", "tools")
+TREES = ("docs", "examples", "tests", "benches", "tools", ".github")
 SKIPPED_PARTS = {"__pycache__", ".hypothesis", ".benchmarks"}
 
 
