@@ -1,6 +1,6 @@
-"""The release workflow (.github/workflows/release.yml) cannot run here, so it
-is checked statically: actionlint (from PyPI, a dev dependency) finds no
-problem in it, and it builds and publishes what the README promises."""
+"""The release and docs workflows (.github/workflows) cannot run here, so they
+are checked statically: actionlint (from PyPI, a dev dependency) finds no
+problem in them, and they build and publish what the README promises."""
 
 from __future__ import annotations
 
@@ -79,3 +79,12 @@ def test_the_release_covers_every_platform_and_publishes_trusted() -> None:
     assert any(u.startswith("pypa/gh-action-pypi-publish@") for u in uses)
     # Trusted publishing: no API token anywhere in the workflow.
     assert "password" not in RELEASE.read_text(encoding="utf-8")
+
+
+def test_the_docs_workflow_publishes_what_make_docs_builds() -> None:
+    docs: dict[str, Any] = yaml.safe_load((WORKFLOWS / "docs.yml").read_text(encoding="utf-8"))
+    steps = docs["jobs"]["build"]["steps"]
+    assert any(step.get("run") == "make docs" for step in steps)
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-pages-artifact"))
+    assert upload["with"]["path"] == "site"
+    assert docs["jobs"]["deploy"]["needs"] == "build"
