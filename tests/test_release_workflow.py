@@ -77,6 +77,12 @@ def test_the_release_covers_every_platform_and_publishes_trusted() -> None:
     assert publish["permissions"]["id-token"] == "write"
     uses = [step.get("uses", "") for step in publish["steps"]]
     assert any(u.startswith("pypa/gh-action-pypi-publish@") for u in uses)
+    # Wheels use the fat-LTO `dist` profile of `make dist`; cargo refuses
+    # --release next to --profile.
+    for name in ("linux", "macos", "windows"):
+        build = next(s for s in jobs[name]["steps"] if s.get("name") == "Build the wheel")
+        assert "--profile dist" in build["with"]["args"]
+        assert "--release" not in build["with"]["args"]
     # Trusted publishing: no API token anywhere in the workflow.
     assert "password" not in RELEASE.read_text(encoding="utf-8")
 
