@@ -10,10 +10,10 @@ DEPS_STAMP := $(VENV)/.deps-installed
 NATIVE := python/prism/_native.abi3.so
 LOCK := requirements-dev.lock
 RUST_SOURCES := $(shell find rust -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
-PY_TREES := python tests benches examples scripts
+PY_TREES := python tests benches examples scripts tools
 PYTEST_ARGS ?=
 
-.PHONY: help install demo test test-rust test-python lint format cov lock exports bench dist check-dist clean
+.PHONY: help install demo test test-rust test-python lint format cov lock exports bench docs dist check-dist clean
 .DEFAULT_GOAL := help
 
 help: ## List the targets and what each does
@@ -87,6 +87,12 @@ bench: install ## The pytest-benchmark suites (installs the bench extra)
 	$(PY) -c 'import tomllib,subprocess,sys; p=tomllib.load(open("pyproject.toml","rb"))["project"]; subprocess.check_call([sys.executable,"-m","pip","install","-q",*p["optional-dependencies"]["bench"]])'
 	$(PY) -m pytest benches --benchmark-only -p no:cacheprovider -o testpaths=benches
 
+# The documentation site (mkdocs.yml): docs/*.md, the README as home page,
+# the API reference from docstrings; strict, so a dead link or a reference
+# that does not resolve fails. site/ is what a maintainer publishes.
+docs: $(DEPS_STAMP) ## Build the documentation site (strict) into site/
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 # The distributable: an abi3 wheel tagged manylinux2014 (glibc 2.17), linked
 # by zig (the ziglang package, a dev dependency) so no container is needed,
 # with the fat-LTO `dist` profile; plus an sdist that builds with cargo.
@@ -103,4 +109,4 @@ check-dist: dist ## Install what `make dist` built as a user would, and smoke-te
 	PYTHON=$(PYTHON) bash .ci/check-dist
 
 clean: ## Remove the virtualenv, build outputs and the native module
-	rm -rf $(VENV) target dist $(NATIVE)
+	rm -rf $(VENV) target dist site $(NATIVE)

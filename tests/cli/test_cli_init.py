@@ -125,3 +125,15 @@ def test_a_file_as_destination_is_refused(prism_run: Any, tmp_path: Path) -> Non
     done = prism_run("init", str(target))
     assert done.returncode == 2 and b"not a directory" in done.stderr
     assert target.read_text() == "x"
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_generated_readme_installs_prism_from_a_built_wheel(
+    prism_run: Any, tmp_path: Path, template: str
+) -> None:
+    # prism-harness is not on an index yet: `pip install -e .` alone would fail.
+    target = tmp_path / "proj"
+    assert prism_run("init", str(target), "--template", template).returncode == 0
+    readme = (target / "README.md").read_text(encoding="utf-8")
+    wheel = readme.index("pip install /path/to/prism/dist/prism_harness-*.whl")
+    assert wheel < readme.index("pip install -e '.[test]'")

@@ -302,6 +302,59 @@ async def test_typed_returns_are_serialised_through_their_annotation(tmp_path: A
     ]
 
 
+@dataclasses.dataclass
+class Stop:
+    at: datetime.date
+    tags: set[str]
+
+
+@pytest.mark.anyio
+async def test_returns_are_json_at_every_depth_not_only_the_top() -> None:
+    # docs/tools.md promises conversion at any depth, annotated or not.
+    def route() -> dict[str, list[Stop]]:
+        """A route."""
+        return {"stops": [Stop(datetime.date(2026, 1, 2), {"a"})]}
+
+    def loose():  # unannotated on purpose
+        """No annotation: dumped by runtime type."""
+        return [{"deep": [Stop(datetime.date(2026, 1, 3), set()), Colour.RED, uuid.UUID(int=2)]}]
+
+    provider = create_mock_provider(
+        [
+            [
+                provider_tool_call("c1", "route", {}),
+                provider_tool_call("c2", "loose", {}),
+                provider_done("tool_use"),
+            ],
+            [provider_text_delta("ok"), provider_done("stop")],
+        ]
+    )
+    agent = create_agent(
+        model={"provider": "mock", "model": "m"},
+        provider=provider,
+        tools=[define_tool(route), define_tool(loose)],
+    )
+    await agent.create_session().run("go")
+    results = [
+        part["result"]
+        for message in provider.requests[1]["messages"]
+        if message["role"] == "tool"
+        for part in message["content"]
+    ]
+    assert results == [
+        {"stops": [{"at": "2026-01-02", "tags": ["a"]}]},
+        [
+            {
+                "deep": [
+                    {"at": "2026-01-03", "tags": []},
+                    "red",
+                    "00000000-0000-0000-0000-000000000002",
+                ]
+            }
+        ],
+    ]
+
+
 @pytest.mark.anyio
 async def test_a_return_nothing_can_serialise_is_a_tool_error_the_run_survives(
     tmp_path: Any,
