@@ -11,6 +11,7 @@ id to ``"approve"``/``"deny"`` or ``{"edit": {...arguments}}``.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import signal
@@ -68,7 +69,9 @@ async def main() -> None:
     finally:
         close = getattr(store, "close", None)
         if close is not None:
-            await close()
+            closing = close()
+            if inspect.isawaitable(closing):
+                await closing
 
 
 if __name__ == "__main__":

@@ -66,7 +66,9 @@ def executions(path: Path, tool: str) -> list[str]:
     return [line for line in path.read_text().splitlines() if line.startswith(tool + " ")]
 
 
-def make_agent(store: Any, counts: Path, on_tool: Any = None, **options: Any) -> Agent:
+def make_agent(
+    store: Any, counts: Path, on_tool: Any = None, provider: Any = None, **options: Any
+) -> Agent:
     def refund(args: dict[str, Any], ctx: Any) -> str:
         count_line(counts, f"refund {ctx.tool_call_id} {args['cents']}")
         if on_tool is not None:
@@ -84,12 +86,11 @@ def make_agent(store: Any, counts: Path, on_tool: Any = None, **options: Any) ->
     }
     return create_agent(
         model=MODEL,
-        provider=create_mock_provider(script),
+        provider=provider or create_mock_provider(script),
         tools=[
             requires_approval(define_tool("refund", refund, parameters=schema)),
             define_tool("lookup", lookup, idempotent=True),
         ],
         store=store,
-        durable=True,
-        **options,
+        **{"durable": True, **options},
     )

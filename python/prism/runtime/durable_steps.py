@@ -72,7 +72,16 @@ class DurableSteps(Steps):
 
     durable = True
 
-    __slots__ = ("approvals", "decisions", "ended", "granted", "pending", "started", "step")
+    __slots__ = (
+        "approvals",
+        "decided",
+        "decisions",
+        "ended",
+        "granted",
+        "pending",
+        "started",
+        "step",
+    )
 
     def __init__(self, settings: RunSettings, port: RunPort, progress: RunProgress) -> None:
         super().__init__(settings, port, progress)
@@ -88,6 +97,9 @@ class DurableSteps(Steps):
         self.approvals: list[dict[str, Any]] = []
         self.decisions: dict[str, ApprovalDecision] = {}
         self.granted: dict[str, ApprovalDecision] = {}
+        # Stamped on a decided call's result (the attention compiler never
+        # stubs a result carrying approval metadata).
+        self.decided: dict[str, dict[str, str]] = {}
 
     @property
     def engine(self) -> str | None:
@@ -229,6 +241,9 @@ class DurableSteps(Steps):
     async def record_result(self, result: ToolResult) -> None:
         """One tool result and its checkpoint, in one write."""
         call_id = result["toolCallId"]
+        stamp = self.decided.pop(call_id, None)
+        if stamp is not None:
+            result = {**result, "metadata": {**result.get("metadata", {}), "approval": stamp}}
         self.pending = [c for c in self.pending if c["id"] != call_id]
         self.started.discard(call_id)
         await self.record([tool_result_message(result)], "tool")
@@ -287,6 +302,7 @@ class DurableSteps(Steps):
         if decision.reason:
             event["reason"] = self.settings.config.redactor.redact_text(decision.reason)
         self.port.emit(event)  # type: ignore[arg-type]
+        self.decided[call["id"]] = {"id": request["id"], "decision": decision.kind}
         if decision.kind == "deny":
             why = f"Tool {call['name']!r} was not approved: {decision.reason or 'denied'}"
             await self._answer(call, error_result(call, why, POLICY_DENIED))
