@@ -206,7 +206,7 @@ class DurableSteps(Steps):
                 await self.checkpoint_only("tool_start")
 
         async def on_result(index: int, result: ToolResult) -> None:
-            if is_approval_request(result):
+            if self.can_pause and is_approval_request(result):
                 self.request_approval(calls[index], result)
                 return
             await self.record_result(result)
@@ -215,6 +215,12 @@ class DurableSteps(Steps):
             await self.dispatch(calls, on_start, on_result)
         if calls and self.progress.pending_approvals:
             await self.checkpoint_only("approval")
+
+    @property
+    def can_pause(self) -> bool:
+        """Whether a call that needs approval pauses the run (else its
+        ``approval_required`` error is the call's result, failing closed)."""
+        return True
 
     def request_approval(self, call: ToolCall, result: ToolResult) -> None:
         """The call asked for a human before any side effect: it waits,
@@ -410,6 +416,12 @@ class JournaledSteps(DurableSteps):
     async def append(self, entries: list[SessionEntry]) -> list[SessionEntry]:
         # No append a replay already made is made again.
         return await self.journal.append(entries, self.port.append)
+
+    @property
+    def can_pause(self) -> bool:
+        # The engine recovers its runs itself and session.resume() refuses
+        # them, so a pause could never be answered: fail closed instead.
+        return False
 
     @property
     def tool_concurrency(self) -> int:
