@@ -265,3 +265,36 @@ async def test_a_policy_that_raises_fails_closed_with_a_redacted_error(tmp_path:
     assert "execution policy failed: RuntimeError" in result.text
     assert SECRET not in result.text
     assert not (tmp_path / "notes").exists()
+
+
+async def test_unanswered_approvals_stay_pending_while_others_are_decided(tmp_path: Path) -> None:
+    from prism.providers import provider_done, provider_text_delta, provider_tool_call
+
+    def two_refunds(request: Any) -> Any:
+        if not any(m["role"] == "assistant" for m in request["messages"]):
+            return [
+                provider_tool_call("call_a", "refund", {"order": "A", "cents": 1}),
+                provider_tool_call("call_b", "refund", {"order": "B", "cents": 2}),
+                provider_done(),
+            ]
+        return [provider_text_delta("done"), provider_done()]
+
+    path, counts = tmp_path / "s.jsonl", tmp_path / "counts"
+
+    def session() -> Any:
+        store = JsonlSessionStore(str(path))
+        agent = make_agent(store, counts, provider=create_mock_provider(two_refunds))
+        return agent.create_session(SESSION)
+
+    first = await session().run("two refunds")
+    ids = {a["toolCallId"]: a["id"] for a in first.pending_approvals}
+    assert sorted(ids) == ["call_a", "call_b"]
+    # A new handle (as after a restart) decides one: the other stays pending.
+    partial = await session().resume(decisions={ids["call_a"]: "approve"})
+    assert partial is not None and partial.paused
+    assert [a["id"] for a in partial.pending_approvals] == [ids["call_b"]]
+    assert executions(counts, "refund") == ["refund call_a 1"]
+    assert [a["id"] for a in await pending_approvals(session())] == [ids["call_b"]]
+    done = await session().resume(decisions={ids["call_b"]: False})
+    assert done is not None and not done.paused and done.text == "done"
+    assert executions(counts, "refund") == ["refund call_a 1"]
