@@ -277,6 +277,8 @@ AgentEventType = Literal[
     "model_changed",
     "extension_error",
     "checkpoint_warning",
+    "approval_requested",
+    "approval_decided",
     "error",
     "run_finished",
     "file_changed",
@@ -402,6 +404,36 @@ class CheckpointWarningEvent(_AgentEventBase):
     message: str
 
 
+class PendingApproval(TypedDict):
+    """A tool call a paused run waits on (docs/approvals.md)."""
+
+    id: str
+    toolCallId: str
+    tool: str
+    arguments: dict[str, Any]
+    """As the session store keeps them (redacted when secrets are set)."""
+    reason: str
+    action: NotRequired[dict[str, Any]]
+    """The execution action's context (kind, paths, argv, cwd), if any."""
+
+
+class ApprovalRequestedEvent(_AgentEventBase):
+    """A tool call needs a human; the durable run ends paused after its round."""
+
+    type: Literal["approval_requested"]
+    approval: PendingApproval
+
+
+class ApprovalDecidedEvent(_AgentEventBase):
+    """A resumed run applied a human's decision to a pending approval."""
+
+    type: Literal["approval_decided"]
+    approvalId: str
+    toolCallId: str
+    decision: Literal["approve", "deny", "edit"]
+    reason: NotRequired[str]
+
+
 class RunErrorEvent(_AgentEventBase):
     """``type: "error"``: the run failed or was aborted (its last event)."""
 
@@ -478,6 +510,8 @@ AgentEvent: TypeAlias = (
     | ModelChangedEvent
     | ExtensionErrorEvent
     | CheckpointWarningEvent
+    | ApprovalRequestedEvent
+    | ApprovalDecidedEvent
     | RunErrorEvent
     | RunFinishedEvent
     | FileChangedEvent

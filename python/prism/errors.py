@@ -13,7 +13,8 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │    ├── ManifestError
      │    ├── ConfigFileError
      │    ├── SettingsError
-     │    └── AttentionConfigError (TypeError)
+     │    ├── AttentionConfigError (TypeError)
+     │    └── ApprovalDecisionError            (prism.runtime.approvals) a decision that cannot apply
      ├── RunError                           a run ended without its answer
      │    ├── RunAbortedError
      │    ├── ProviderError
@@ -35,6 +36,7 @@ extra bases, kept so ``except ValueError`` and friends still work::
      ├── AccessError                        a permission or a credential stopped an action
      │    ├── PermissionDeniedError
      │    │    └── ExecutionDeniedError
+     │    │         └── ApprovalRequiredError  (prism.security.approval) a human must decide first
      │    └── CredentialError
      ├── UnknownNameError (KeyError)        a registry lookup of a name nobody registered
      ├── ResourceError                      a host's resource loader refused or failed

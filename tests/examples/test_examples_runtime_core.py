@@ -6,6 +6,13 @@ import pytest
 from example_runner import run_example
 
 EXPECTED = {
+    "approvals_refund.py": [
+        "paused on: refund {'order': 'A-17', 'cents': 1250} - refunds need a human",
+        "refunds before approval: False",
+        "resumed: Refund: refunded 1250 cents.",
+        "again: invalid_approval_decision",
+        "refunds: 1",
+    ],
     "durable_resume.py": [
         "child killed: True",
         "checkpoints before resume: ['input', 'turn', 'tool', 'turn', 'tool_start']",

@@ -217,6 +217,9 @@ class RunProgress:
     stop_reason: str | None = None
     output_value: Any = None
     output_accepted: bool = False
+    # Approval requests the run paused on (prism.runtime.approvals); the run
+    # ends paused, without its "end" checkpoint, while any is listed.
+    pending_approvals: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prism.contracts import Message, ModelConfig, SessionEntry, ToolCall
+from prism.runtime.approvals import parse_pending_approvals
 from prism.runtime.structured import OUTPUT_TOOL_NAME
 
 __all__ = [
@@ -58,7 +59,7 @@ __all__ = [
 
 CHECKPOINT_CUSTOM_TYPE = "prism.checkpoint"
 CHECKPOINT_VERSION = 1
-PHASES = frozenset({"input", "turn", "tool_start", "tool", "end"})
+PHASES = frozenset({"input", "turn", "tool_start", "tool", "approval", "end"})
 STATUSES = frozenset({"completed", "failed", "aborted"})
 # Fields whose loss leaves a resume unable to tell which tool calls ran.
 EVIDENCE_FIELDS = frozenset({"data", "pendingToolCalls", "startedToolCallIds"})
@@ -84,6 +85,7 @@ class Checkpoint:
     attention_sticky: Mapping[str, Any] | None = None
     model: ModelConfig | None = None
     engine: str | None = None
+    pending_approvals: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -179,6 +181,7 @@ def parse_checkpoint(data: object, warn: Warn) -> Checkpoint:
     checkpoint.pending_tool_calls = _items(data, "pendingToolCalls", _is_tool_call, warn)
     started = _items(data, "startedToolCallIds", lambda v: isinstance(v, str), warn)
     checkpoint.started_tool_call_ids = set(started)
+    checkpoint.pending_approvals = parse_pending_approvals(data)
     checkpoint.steering = _items(data, "steering", _is_message, warn)
     checkpoint.follow_ups = _items(data, "followUps", _is_message, warn)
     state = data.get("sessionState")

@@ -22,6 +22,7 @@ import anyio
 from prism.assembly.groups import tool_result_message
 from prism.contracts import Message, SessionEntry, ToolCall, ToolResult
 from prism.errors import error_info
+from prism.runtime.approvals import approval_request, is_approval_request
 from prism.runtime.context import Run, RunJournal, RunPort, RunProgress, RunSettings
 from prism.runtime.durable import (
     CHECKPOINT_CUSTOM_TYPE,
@@ -30,7 +31,8 @@ from prism.runtime.durable import (
     answered_output,
 )
 from prism.runtime.steps import Steps, error_result
-from prism.tools.dispatch import ExecuteCall
+from prism.security.approval import ApprovalDecision, granting
+from prism.tools.dispatch import POLICY_DENIED, ExecuteCall
 
 __all__ = ["DurableSteps", "JournaledSteps", "closing_result", "interrupted_result"]
 
@@ -70,7 +72,16 @@ class DurableSteps(Steps):
 
     durable = True
 
-    __slots__ = ("ended", "pending", "started", "step")
+    __slots__ = (
+        "approvals",
+        "decided",
+        "decisions",
+        "ended",
+        "granted",
+        "pending",
+        "started",
+        "step",
+    )
 
     def __init__(self, settings: RunSettings, port: RunPort, progress: RunProgress) -> None:
         super().__init__(settings, port, progress)
@@ -80,6 +91,15 @@ class DurableSteps(Steps):
         self.pending: list[ToolCall] = []
         self.started: set[str] = set()
         self.ended = False  # the newest checkpoint written is the run's "end"
+        # Approval requests waiting for a human (stored in every checkpoint
+        # while they wait), the decisions a resume brought (by approval id),
+        # and the decision each approved call runs under (by tool call id).
+        self.approvals: list[dict[str, Any]] = []
+        self.decisions: dict[str, ApprovalDecision] = {}
+        self.granted: dict[str, ApprovalDecision] = {}
+        # Stamped on a decided call's result (the attention compiler never
+        # stubs a result carrying approval metadata).
+        self.decided: dict[str, dict[str, str]] = {}
 
     @property
     def engine(self) -> str | None:
@@ -117,6 +137,8 @@ class DurableSteps(Steps):
             data["pendingToolCalls"] = [dict(call) for call in self.pending]
         if self.started:
             data["startedToolCallIds"] = sorted(self.started)
+        if self.approvals:
+            data["pendingApprovals"] = self.approvals
         if progress.tool_rounds:
             data["toolRounds"] = progress.tool_rounds
         if progress.total_tool_rounds:
@@ -183,15 +205,51 @@ class DurableSteps(Steps):
             if not self.is_idempotent(call):
                 await self.checkpoint_only("tool_start")
 
-        async def on_result(_index: int, result: ToolResult) -> None:
+        async def on_result(index: int, result: ToolResult) -> None:
+            if self.can_pause and is_approval_request(result):
+                self.request_approval(calls[index], result)
+                return
             await self.record_result(result)
 
         if calls:
             await self.dispatch(calls, on_start, on_result)
+        if calls and self.progress.pending_approvals:
+            await self.checkpoint_only("approval")
+
+    @property
+    def can_pause(self) -> bool:
+        """Whether a call that needs approval pauses the run (else its
+        ``approval_required`` error is the call's result, failing closed)."""
+        return True
+
+    def request_approval(self, call: ToolCall, result: ToolResult) -> None:
+        """The call asked for a human before any side effect: it waits,
+        unstarted, in the checkpoints; the run ends paused after the round."""
+        self.started.discard(call["id"])
+        request = approval_request(self.port.session_id, self.port.run_id, call, result)
+        self.approvals.append(request)
+        self.progress.pending_approvals = self.approvals
+        self.port.emit({"type": "approval_requested", "approval": request})  # type: ignore[typeddict-item]
+
+    def execute_call(self) -> ExecuteCall | None:
+        if not self.granted:
+            return None
+        granted = self.granted
+
+        async def execute(
+            call: ToolCall, dispatch: Callable[[], Awaitable[ToolResult]]
+        ) -> ToolResult:
+            with granting(granted.get(call["id"])):
+                return await dispatch()
+
+        return execute
 
     async def record_result(self, result: ToolResult) -> None:
         """One tool result and its checkpoint, in one write."""
         call_id = result["toolCallId"]
+        stamp = self.decided.pop(call_id, None)
+        if stamp is not None:
+            result = {**result, "metadata": {**result.get("metadata", {}), "approval": stamp}}
         self.pending = [c for c in self.pending if c["id"] != call_id]
         self.started.discard(call_id)
         await self.record([tool_result_message(result)], "tool")
@@ -215,17 +273,48 @@ class DurableSteps(Steps):
             return "final"
         self._accept_recorded_output(point)
         self.pending = list(point.pending)
+        waiting = {a["toolCallId"]: a for a in checkpoint.pending_approvals}
+        self.approvals = [a for a in waiting.values() if a["id"] not in self.decisions]
+        self.progress.pending_approvals = self.approvals
         rerun: list[ToolCall] = []
         for call in point.pending:
-            if call["id"] in checkpoint.started_tool_call_ids and not self.is_idempotent(call):
-                result = interrupted_result(call)
-                self.port.emit({"type": "tool_call", "toolCall": call})
-                self.port.emit({"type": "tool_result", "result": result})
-                await self.record_result(result)
+            request = waiting.get(call["id"])
+            if request is not None:
+                decision = self.decisions.get(request["id"])
+                if decision is not None and await self._decide(call, request, decision):
+                    rerun.append(call)
+            elif call["id"] in checkpoint.started_tool_call_ids and not self.is_idempotent(call):
+                await self._answer(call, interrupted_result(call))
             else:
                 rerun.append(call)
         await self.run_recording(rerun)
-        return "tools"
+        return "paused" if self.progress.pending_approvals else "tools"
+
+    async def _answer(self, call: ToolCall, result: ToolResult) -> None:
+        self.port.emit({"type": "tool_call", "toolCall": call})
+        self.port.emit({"type": "tool_result", "result": result})
+        await self.record_result(result)
+
+    async def _decide(
+        self, call: ToolCall, request: dict[str, Any], decision: ApprovalDecision
+    ) -> bool:
+        """Apply a human's decision; True when the call is to run."""
+        event: dict[str, Any] = {
+            "type": "approval_decided",
+            "approvalId": request["id"],
+            "toolCallId": call["id"],
+            "decision": decision.kind,
+        }
+        if decision.reason:
+            event["reason"] = self.settings.config.redactor.redact_text(decision.reason)
+        self.port.emit(event)  # type: ignore[arg-type]
+        self.decided[call["id"]] = {"id": request["id"], "decision": decision.kind}
+        if decision.kind == "deny":
+            why = f"Tool {call['name']!r} was not approved: {decision.reason or 'denied'}"
+            await self._answer(call, error_result(call, why, POLICY_DENIED))
+            return False
+        self.granted[call["id"]] = decision
+        return True
 
     def _accept_recorded_output(self, point: ResumePoint) -> None:
         """A structured answer the run had accepted (its ``final_result``
@@ -327,6 +416,12 @@ class JournaledSteps(DurableSteps):
     async def append(self, entries: list[SessionEntry]) -> list[SessionEntry]:
         # No append a replay already made is made again.
         return await self.journal.append(entries, self.port.append)
+
+    @property
+    def can_pause(self) -> bool:
+        # The engine recovers its runs itself and session.resume() refuses
+        # them, so a pause could never be answered: fail closed instead.
+        return False
 
     @property
     def tool_concurrency(self) -> int:

@@ -64,9 +64,11 @@ async def execute_run(
         stage = "request"
     else:
         stage = await settle()
-    while True:
+    while stage != "paused":
         if stage == "request":
             had_calls, accepted = await _turn(settings, progress, port, steps)
+            if progress.pending_approvals:
+                break  # paused for a human: no "end", resume(decisions=...) goes on
             if not accepted:
                 continue  # an invalid structured answer went back to the model
         else:
@@ -78,7 +80,8 @@ async def execute_run(
         stage = "request"
         if not await _take_queued(progress, port, steps, had_calls):
             break
-    await steps.finish()
+    if not progress.pending_approvals:
+        await steps.finish()
     assert port.run_id is not None
     return RunResult(
         session_id=port.session_id,
@@ -91,6 +94,7 @@ async def execute_run(
         tool_rounds=progress.total_tool_rounds,
         leaf_id=port.branch.leaf_id,
         output=progress.output_value,
+        pending_approvals=[dict(a) for a in progress.pending_approvals],
     )
 
 

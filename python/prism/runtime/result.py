@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prism.contracts import Message, Usage
@@ -19,6 +19,8 @@ class RunResult:
     results, injected steer/follow-up input) in order; ``message``/``text``
     are the final assistant message and its text. ``output`` is the
     validated value of a run given ``output_type`` (else ``None``).
+    ``pending_approvals`` lists what a run paused for approval waits on
+    (docs/approvals.md); ``paused`` says whether it did.
     """
 
     session_id: str
@@ -31,6 +33,12 @@ class RunResult:
     tool_rounds: int
     leaf_id: str | None
     output: Any = None
+    pending_approvals: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def paused(self) -> bool:
+        """The run waits for approval: ``session.resume(decisions=...)``."""
+        return bool(self.pending_approvals)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -44,6 +52,8 @@ class RunResult:
         }
         if self.stop_reason is not None:
             out["stopReason"] = self.stop_reason
+        if self.pending_approvals:
+            out["pendingApprovals"] = [dict(a) for a in self.pending_approvals]
         if self.output is not None:
             # A pydantic model or dataclass as JSON data; imported only for
             # runs given output_type (pydantic built their value anyway).

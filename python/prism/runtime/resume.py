@@ -16,6 +16,7 @@ from typing import Any
 from prism.assembly.groups import tool_result_message
 from prism.contracts import SessionEntry, SessionEntryParseError
 from prism.errors import CheckpointDamagedError, ConfigError
+from prism.runtime.approvals import check_decisions, first_request_index
 from prism.runtime.context import Run
 from prism.runtime.durable import (
     CHECKPOINT_CUSTOM_TYPE,
@@ -63,12 +64,26 @@ def take_over(
     if point is not None and point.checkpoint.engine is not None:
         if not isinstance(steps, JournaledSteps):
             raise _engine_refusal(point)  # resuming here too would run its steps twice
+    _check_approval_decisions(run, steps, branch, point)
     if point is not None:
         _refuse_without_evidence(run, steps, point, warnings, quarantined)
         _restore(run, point)
     for field, why in warnings:
         run.port.emit({"type": "checkpoint_warning", "field": field, "message": why})
     return point
+
+
+def _check_approval_decisions(
+    run: Run, steps: DurableSteps, branch: Sequence[SessionEntry], point: ResumePoint | None
+) -> None:
+    """Decisions brought to ``resume`` must each answer an approval the
+    paused run waits on (``ApprovalDecisionError`` before anything runs)."""
+    pending = point.checkpoint.pending_approvals if point is not None else []
+    first = min(
+        (i for a in pending if (i := first_request_index(branch, a["id"])) is not None),
+        default=None,
+    )
+    check_decisions(run.port.session_id, branch, first, pending, steps.decisions)
 
 
 def _refuse_without_evidence(

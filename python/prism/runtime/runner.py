@@ -26,6 +26,7 @@ from prism.errors import (
     SessionBusyError,
     error_info,
 )
+from prism.runtime.approvals import normalize_decisions
 from prism.runtime.autocompact import compact_branch, maybe_auto_compact, merged_options
 from prism.runtime.config import AgentConfig
 from prism.runtime.context import AttentionState, Run, RunClaim, RunJournal, RunPort
@@ -139,12 +140,16 @@ class RunDriver:
 
         return claim, run, execute
 
-    async def resume(self, options: Mapping[str, Any]) -> RunResult | None:
+    async def resume(
+        self, options: Mapping[str, Any], decisions: Mapping[str, Any] | None = None
+    ) -> RunResult | None:
         check_run_option_names(options)
+        normalized = normalize_decisions(decisions)
         claim = self.claim_run(accepts_input=True)
         try:
             resolved: dict[str, Any] = {**options, "durable": True}
             run = new_run(self._config, self.port(claim), **resolved)
+            run.steps.decisions = normalized  # type: ignore[attr-defined]
         except BaseException:
             self.release(claim)
             raise

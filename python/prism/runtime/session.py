@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
@@ -173,7 +173,9 @@ class AgentSession:
         _, _, execute = self._runs.begin(input, options)
         return await execute()
 
-    async def resume(self, **options: Unpack[RunOptions]) -> RunResult | None:
+    async def resume(
+        self, decisions: Mapping[str, Any] | None = None, **options: Unpack[RunOptions]
+    ) -> RunResult | None:
         """Continue the newest unfinished durable run on the branch from its
         last checkpoint (after a crash). Returns its result, or None when
         there is nothing to resume (no durable run, or the newest finished).
@@ -184,8 +186,14 @@ class AgentSession:
         the record of that is unreadable, ``CheckpointDamagedError``. Run
         options apply to the rest of the run; the run stays durable. A run
         a replaying engine owns (DBOS) is refused with ``ConfigError``: the
-        engine recovers it. See docs/durable.md."""
-        return await self._runs.resume(options)
+        engine recovers it. See docs/durable.md.
+
+        ``decisions`` answers the approvals a paused run waits on, by
+        approval id (``RunResult.pending_approvals``): approved and edited
+        calls run once, denied ones are answered with the reason; an id
+        that is not pending raises ``ApprovalDecisionError`` and nothing
+        runs (docs/approvals.md)."""
+        return await self._runs.resume(options, decisions)
 
     def run_sync(
         self, input: str | Message | Sequence[Message], **options: Unpack[RunOptions]
@@ -197,10 +205,12 @@ class AgentSession:
         result: RunResult = anyio.run(lambda: self.run(input, **options))
         return result
 
-    def resume_sync(self, **options: Unpack[RunOptions]) -> RunResult | None:
+    def resume_sync(
+        self, decisions: Mapping[str, Any] | None = None, **options: Unpack[RunOptions]
+    ) -> RunResult | None:
         """:meth:`resume` for scripts without an event loop."""
         _refuse_inside_event_loop("session.resume_sync", "await session.resume(...)")
-        result: RunResult | None = anyio.run(lambda: self.resume(**options))
+        result: RunResult | None = anyio.run(lambda: self.resume(decisions, **options))
         return result
 
     def stream(

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from prism.errors import ExecutionDeniedError
+from prism.security.approval import ApprovalDecision, ApprovalRequiredError, granted_decision
 from prism.security.redaction import NOOP_REDACTOR, SecretRedactor
 from prism.security.roots import assert_path_inside_roots, normalize_roots
 
@@ -236,7 +237,7 @@ def allow_kinds(*kinds: ExecutionKind, paths: Sequence[str] | None = None) -> Ex
 class RootedExecutionPolicy:
     """The policy ``create_execution_policy`` builds (see the module docstring)."""
 
-    __slots__ = ("_approve", "_redactor", "_roots", "_rules")
+    __slots__ = ("_approve", "_defer", "_redactor", "_roots", "_rules")
 
     def __init__(
         self,
@@ -244,11 +245,18 @@ class RootedExecutionPolicy:
         rules: tuple[ExecutionRule, ...],
         approve: Approver | None,
         redactor: SecretRedactor,
+        defer: bool = False,
     ) -> None:
         self._roots = roots
         self._rules = rules
         self._approve = approve
         self._redactor = redactor
+        self._defer = defer
+
+    @property
+    def defers(self) -> bool:
+        """``ask`` pauses a durable run for a human (docs/approvals.md)."""
+        return self._defer
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -350,11 +358,15 @@ def create_execution_policy(
     approve: Approver | None = None,
     *,
     redactor: SecretRedactor = NOOP_REDACTOR,
+    defer: bool = False,
 ) -> RootedExecutionPolicy:
     """The default policy: roots, ordered rules, an optional approver.
 
-    Raises ``ValueError`` for a root that is not an existing directory or a
-    rule that is not an ``ExecutionRule``.
+    ``defer=True`` (instead of ``approve``): an ``ask`` pauses a durable run
+    until a human decides, possibly in another process (docs/approvals.md).
+
+    Raises ``ValueError`` for a root that is not an existing directory, a
+    rule that is not an ``ExecutionRule``, or both ``approve`` and ``defer``.
     """
     resolved_roots = normalize_roots(roots)
     rule_list = tuple(rules)
@@ -363,7 +375,21 @@ def create_execution_policy(
             raise ValueError(f"rules must be ExecutionRule values, got {type(rule).__name__}")
     if approve is not None and not callable(approve):
         raise ValueError("approve must be callable")
-    return RootedExecutionPolicy(resolved_roots, rule_list, approve, redactor)
+    if approve is not None and defer:
+        raise ValueError("choose approve (in-process) or defer=True (pause the run), not both")
+    return RootedExecutionPolicy(resolved_roots, rule_list, approve, redactor, bool(defer))
+
+
+def action_context(action: ExecutionAction) -> dict[str, Any]:
+    """An action as JSON data (what a pending approval shows a human)."""
+    context: dict[str, Any] = {"kind": action.kind}
+    if action.paths:
+        context["paths"] = list(action.paths)
+    if action.argv:
+        context["argv"] = list(action.argv)
+    if action.cwd is not None:
+        context["cwd"] = action.cwd
+    return context
 
 
 async def authorize(
@@ -392,6 +418,14 @@ async def authorize(
         assert decision.action is not None
         return decision.action
     if decision.outcome == "ask":
+        granted = granted_decision()
+        if granted is not None:
+            return await _apply_granted(policy, action, granted, redactor)
+        if getattr(policy, "defers", False):
+            raise ApprovalRequiredError(
+                redactor.redact_text(decision.reason or f"needs approval: {action.describe()}"),
+                action_context(action),
+            )
         raise ExecutionDeniedError(
             redactor.redact_text(
                 f"{decision.reason or action.describe()}; no approver is configured, so it is refused"
@@ -400,3 +434,41 @@ async def authorize(
     raise ExecutionDeniedError(
         redactor.redact_text(decision.reason or f"denied: {action.describe()}")
     )
+
+
+async def _apply_granted(
+    policy: ExecutionPolicy,
+    action: ExecutionAction,
+    granted: ApprovalDecision,
+    redactor: SecretRedactor,
+) -> ExecutionAction:
+    """A resumed run's human decision for an action the policy asks about.
+    An edited action is decided by the policy again: a deny (roots, deny
+    rules) still refuses it, so an edit cannot widen access."""
+    if granted.kind == "approve":
+        return action
+    if granted.kind == "deny":
+        raise ExecutionDeniedError(redactor.redact_text(granted.reason or "not approved"))
+    changed = granted.action
+    if not isinstance(changed, ExecutionAction) or changed.kind != action.kind:
+        raise ExecutionDeniedError(
+            "an edit of an execution action must give an ExecutionAction of the same kind"
+        )
+    changed = replace(changed, tool_name=action.tool_name, tool_call_id=action.tool_call_id)
+    try:
+        decision: Any = policy.decide(changed)
+        if inspect.isawaitable(decision):
+            decision = await decision
+    except Exception as error:
+        raise ExecutionDeniedError(
+            redactor.redact_text(f"execution policy failed: {type(error).__name__}")
+        ) from None
+    if not isinstance(decision, ExecutionDecision) or decision.outcome == "deny":
+        reason = decision.reason if isinstance(decision, ExecutionDecision) else "non-decision"
+        raise ExecutionDeniedError(redactor.redact_text(f"edited action refused: {reason}"))
+    if decision.outcome == "allow_with_changes":
+        assert decision.action is not None
+        return decision.action
+    if isinstance(policy, RootedExecutionPolicy):
+        return policy.resolve(changed)[0]
+    return changed

@@ -33,6 +33,7 @@ import anyio
 from prism.contracts import ToolCall, ToolResult
 from prism.errors import ExecutionDeniedError
 from prism.middleware import MiddlewareRegistry
+from prism.security.approval import APPROVAL_REQUIRED, ApprovalRequiredError
 from prism.security.limits import MAX_VALUE_DEPTH, describe_path, too_deep_path
 from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
 from prism.security.redaction import SecretRedactor, require_redactor
@@ -170,6 +171,14 @@ async def dispatch_tool_call(
                 value = await value
         except ToolArgumentsError as error:
             result = tool_error_result(call_id, name, redact(str(error)), INVALID_ARGUMENTS)
+        except ApprovalRequiredError as error:
+            # A human must decide first; a durable run pauses on this result
+            # (prism.approvals), anything else reports it as a refusal.
+            result = tool_error_result(call_id, name, redact(str(error)), APPROVAL_REQUIRED)
+            result["value"]["approval"] = {
+                "reason": redact(error.reason),
+                "action": redactor.redact_value(error.action),
+            }
         except ExecutionDeniedError as error:
             # The tool asked its execution policy before any side effect.
             result = tool_error_result(call_id, name, redact(str(error)), POLICY_DENIED)
