@@ -117,7 +117,9 @@ async def test_escapes_through_the_tools_are_refused(sandbox: AgentSandbox, tmp_
         ],
     )
     refused = {key: value for key, value in results.items() if value.get("isError")}
-    assert set(refused) == {"host", "abs", "up", "dir", "link", "wdir", "sdir", "cwd", "mkd"}, results
+    assert set(refused) == {"host", "abs", "up", "dir", "link", "wdir", "sdir", "cwd", "mkd"}, (
+        results
+    )
     assert "inside" in str(results["ok"]["result"])
     assert "host secret" not in str(results) and "root:" not in str(results)
     listing = await sandbox.exec("ls -A /tmp; ls /workspace")
@@ -168,3 +170,19 @@ async def test_git_in_the_sandbox_workspace(native_ready: None) -> None:
         assert "two" in str(results["lg"]["result"]) and "start" in str(results["lg"]["result"])
         head = await sandbox.exec("git log --format=%s", env=GIT_ENV)
         assert head.stdout_text.split() == ["two", "start"]
+
+
+async def test_shell_runs_in_a_subdirectory_of_the_sandbox_workspace(sandbox: AgentSandbox) -> None:
+    tools = coding_tools(sandbox, "shell")
+    assert (await sandbox.exec("mkdir -p sub/dir")).ok
+    results = await run_turns(
+        tools,
+        [
+            [
+                call("pwd", "shell", argv=["pwd"], cwd="sub/dir"),
+                call("no", "shell", argv=["pwd"], cwd="nope"),
+            ]
+        ],
+    )
+    assert "/workspace/sub/dir" in str(results["pwd"]["result"]), results
+    assert results["no"].get("isError") and "not a directory" in str(results["no"]["result"])
