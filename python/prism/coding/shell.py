@@ -10,7 +10,6 @@ allowing ``git`` does not allow ``git status; rm -rf ~``).
 
 from __future__ import annotations
 
-import os
 import shlex
 import time
 from collections.abc import Sequence
@@ -85,7 +84,8 @@ async def run_command(
     """Authorize (kind ``shell``), emit ``command_started``, run, emit
     ``command_finished``. Shared by shell, git and check."""
     real_cwd = str(ws.resolve(cwd)) if cwd is not None else ws.cwd
-    if not os.path.isdir(real_cwd):
+    info = ws.backend.stat(real_cwd)  # the backend's view: a sandbox's tree is not the host's
+    if info is None or not info.is_dir:
         raise CodingToolError(f"cwd {ws.relative(real_cwd)!r} is not a directory")
     action = await ws.authorize("shell", ctx, tool, argv=argv, cwd=real_cwd)
     final_argv = list(action.argv) or list(argv)

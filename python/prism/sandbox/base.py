@@ -10,6 +10,7 @@ import signal as signals
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -80,6 +81,7 @@ class AgentSandbox(ABC):
     """A :class:`~prism.sandbox.contract.DisposableSandbox` backed by the agent."""
 
     backend: str = "agent"
+    _root: Path  # the host directory holding ``control/agent.sock`` (set by each backend)
 
     def __init__(
         self,
@@ -108,6 +110,12 @@ class AgentSandbox(ABC):
     @property
     def workspace(self) -> str:
         return self._workspace
+
+    @property
+    def agent_socket(self) -> str:
+        """The host path of the in-sandbox agent's Unix socket (one JSON
+        request per line; any number of connections)."""
+        return str(self._root / "control" / "agent.sock")
 
     # -- what a backend provides ------------------------------------------------
 
