@@ -48,6 +48,7 @@ DEFAULTS_ITS_REDACTOR = {
     "providers/packages/anthropic.py:create_anthropic_package_provider",
     "security/execution.py:create_execution_policy",
     "security/execution.py:authorize",
+    "sandbox/coding.py:create_sandbox_coding_tools",
 }
 
 
