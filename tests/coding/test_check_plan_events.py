@@ -20,7 +20,7 @@ from prism.coding import (
 )
 from prism.compaction.options import CompactionContext
 from prism.contracts import AgentEvent
-from prism.security import allow_command, allow_kinds, create_execution_policy
+from prism.security import NOOP_REDACTOR, allow_command, allow_kinds, create_execution_policy
 
 pytestmark = pytest.mark.anyio
 PY = sys.executable
@@ -235,7 +235,9 @@ async def test_coding_compaction_keeps_state_not_content(workspace: Path) -> Non
         },
     )
     strategy = create_coding_compaction_strategy(state=state, keep_recent_entries=2)
-    context = CompactionContext(session_id="s", entries=entries, new_entry_id=lambda: "c-1")  # type: ignore[arg-type]
+    context = CompactionContext(
+        session_id="s", entries=entries, new_entry_id=lambda: "c-1", redactor=NOOP_REDACTOR
+    )  # type: ignore[arg-type]
     result = await strategy.compact(context)
     summary = result.summary
     assert "src/parser.py (edited)" in summary and "tests: failed (2 diagnostics)" in summary
@@ -290,7 +292,9 @@ async def test_repeated_compaction_keeps_one_state_section() -> None:
     ]
     strategy = create_coding_compaction_strategy(keep_recent_entries=1)
     result = await strategy.compact(
-        CompactionContext(session_id="s", entries=entries, new_entry_id=lambda: "n")
+        CompactionContext(
+            session_id="s", entries=entries, new_entry_id=lambda: "n", redactor=NOOP_REDACTOR
+        )
     )  # type: ignore[arg-type]
     assert result.summary.count("Coding state:") == 1
     assert "old.py" not in result.summary and "a.py (wrote)" in result.summary
