@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from prism import ConfigError, define_tool
+from prism.security import NOOP_REDACTOR
 from prism.tools import INVALID_ARGUMENTS, create_tool_registry, dispatch_tool_call
 
 pytestmark = pytest.mark.anyio
@@ -63,9 +64,11 @@ async def test_resolvable_refs_still_work() -> None:
     }
     registry = create_tool_registry([define_tool("t", echo, parameters=schema)])
     good = {"id": "c1", "name": "t", "arguments": {"first": "ab", "nested": {"count": 3}}}
-    assert (await dispatch_tool_call(good, registry=registry)).get("isError") is None  # type: ignore[arg-type]
+    assert (await dispatch_tool_call(good, registry=registry, redactor=NOOP_REDACTOR)).get(
+        "isError"
+    ) is None  # type: ignore[arg-type]
     bad = {"id": "c2", "name": "t", "arguments": {"first": "ab", "nested": {"count": "x"}}}
-    result = await dispatch_tool_call(bad, registry=registry)  # type: ignore[arg-type]
+    result = await dispatch_tool_call(bad, registry=registry, redactor=NOOP_REDACTOR)  # type: ignore[arg-type]
     assert result["value"]["code"] == INVALID_ARGUMENTS
 
 
@@ -103,7 +106,7 @@ async def test_a_catastrophic_pattern_does_not_block_on_hostile_arguments() -> N
     registry = create_tool_registry([define_tool("t", echo, parameters=schema)])
     hostile = "a" * 50_000 + "!"
     call = {"id": "c1", "name": "t", "arguments": {"value": hostile}}
-    result = await dispatch_tool_call(call, registry=registry)  # type: ignore[arg-type]
+    result = await dispatch_tool_call(call, registry=registry, redactor=NOOP_REDACTOR)  # type: ignore[arg-type]
     assert result["value"] == {
         "message": "arguments for tool 't' do not match its schema: "
         "args.value fails 'pattern' \"^(a+)+$\"",
@@ -112,13 +115,15 @@ async def test_a_catastrophic_pattern_does_not_block_on_hostile_arguments() -> N
     # Keys go through the same matcher (patternProperties, additionalProperties).
     key = "b" * 50_000 + "!"
     call = {"id": "c2", "name": "t", "arguments": {key: 1}}
-    result = await dispatch_tool_call(call, registry=registry)  # type: ignore[arg-type]
+    result = await dispatch_tool_call(call, registry=registry, redactor=NOOP_REDACTOR)  # type: ignore[arg-type]
     assert result["value"]["code"] == INVALID_ARGUMENTS
     assert key not in result["value"]["message"]  # never the value
     ok = {"id": "c3", "name": "t", "arguments": {"value": "aaa", "bbb": 2}}
-    assert (await dispatch_tool_call(ok, registry=registry)).get("isError") is None  # type: ignore[arg-type]
+    assert (await dispatch_tool_call(ok, registry=registry, redactor=NOOP_REDACTOR)).get(
+        "isError"
+    ) is None  # type: ignore[arg-type]
     wrong = {"id": "c4", "name": "t", "arguments": {"bbb": "two"}}
-    result = await dispatch_tool_call(wrong, registry=registry)  # type: ignore[arg-type]
+    result = await dispatch_tool_call(wrong, registry=registry, redactor=NOOP_REDACTOR)  # type: ignore[arg-type]
     assert result["value"]["message"].endswith("args.bbb fails 'type' \"integer\"")
 
 
@@ -128,5 +133,5 @@ async def test_dollar_ends_the_string_as_in_json_schema() -> None:
     schema = schema_with({"type": "string", "pattern": "^abc$"})
     registry = create_tool_registry([define_tool("t", echo, parameters=schema)])
     call = {"id": "c1", "name": "t", "arguments": {"value": "abc\n"}}
-    result = await dispatch_tool_call(call, registry=registry)  # type: ignore[arg-type]
+    result = await dispatch_tool_call(call, registry=registry, redactor=NOOP_REDACTOR)  # type: ignore[arg-type]
     assert result.get("isError") is True
