@@ -35,3 +35,20 @@ def test_docker_sandbox_example(docker_engine: DockerEngineServer) -> None:
         "re-attached output: ['seen one', 'seen two']",
         "exported entries: 1 sha256: True",
     ]
+
+
+def test_sandbox_coding_example() -> None:
+    out = run_example("sandbox_coding.py").stdout.splitlines()
+    assert out == [
+        "capabilities: native-bwrap True",
+        "w: ok",
+        "e: ok",
+        "s: ok",
+        "x: ok",
+        "a: ok",
+        "c: ok",
+        "escape: refused",
+        "final: add() works and is committed.",
+        "git log in the sandbox: ['add']",
+        "host view stays empty: True",
+    ]
