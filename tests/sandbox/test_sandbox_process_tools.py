@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import anyio
 import pytest
 
 from prism.sandbox import ERR_PROCESS_UNSUPPORTED, ProcessUnsupportedError
@@ -38,8 +39,16 @@ async def test_the_model_starts_reads_writes_and_stops_a_process(sandbox: AgentS
     read = await call("process_read", id=started["id"], wait_seconds=20)
     assert read["output"] == "ready\ngot ping\n" and not read["running"] and read["exitCode"] == 0
     server = await call(
-        "process_start", command="trap 'echo bye; exit 0' TERM; while :; do sleep 1; done"
+        "process_start",
+        command="trap 'echo bye; exit 0' TERM; echo armed; while :; do sleep 1; done",
     )
+    # A TERM that lands before the shell has installed its trap kills it
+    # silently; on a loaded engine that window is real, so wait for it.
+    seen = ""
+    with anyio.fail_after(30):
+        while "armed" not in seen:
+            seen += (await call("process_read", id=server["id"]))["output"]
+            await anyio.sleep(0.05)
     stopped = await call("process_stop", id=server["id"], signal="TERM", grace_seconds=10)
     assert "bye" in stopped["output"] and not stopped["killed"]
     bad = await dispatch_tool_call(
