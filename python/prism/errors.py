@@ -52,6 +52,17 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │    ├── SandboxPathError (ValueError)
      │    ├── SandboxLimitError
      │    └── ProcessUnsupportedError
+     ├── WorkspaceError                     (prism.workspaces) a workspace, lease or checkpoint refused
+     │    ├── WorkspaceConfigError (ValueError)
+     │    ├── WorkspaceOwnershipError
+     │    ├── WorkspaceFenceError
+     │    ├── WorkspaceBusyError
+     │    ├── WorkspaceConflictError
+     │    ├── WorkspaceNotFoundError (KeyError)
+     │    ├── WorkspaceMissingError
+     │    ├── WorkspaceDirtyError
+     │    ├── WorkspaceGitError
+     │    └── WorkspaceStoreError
      └── InvalidMemoryIdError (ValueError)  (prism.memory) not an observational-memory id
 
 tests/test_error_tree.py pins this drawing against the classes.
