@@ -244,3 +244,15 @@ async def test_reconcile_after_a_restart(tmp_path: Path, repo: Path, worktree_di
     assert settled == {"kept": "open", "gone": "closed", "crashed": "closed"}
     assert {r.id: r.state for r in await after.list(scope=SCOPE)} == settled
     await after.close()
+
+
+async def test_workspaces_on_postgres(pg_dsn: str, repo: Path, worktree_dir: Path) -> None:
+    workspaces = create_workspaces(pg_dsn, worktree_roots={"app": repo}, worktree_dir=worktree_dir)
+    record = await workspaces.create("ws-1", scope=SCOPE, legs=[LegRequest("app")])
+    assert record.state == "open" and record.legs[0].path.is_dir()
+    with pytest.raises(WorkspaceOwnershipError):
+        await workspaces.get("ws-1", scope=OTHER)
+    assert await workspaces.list(scope=SCOPE) == [record]
+    closed = await workspaces.cleanup("ws-1", scope=SCOPE)
+    assert closed.state == "closed" and not record.legs[0].path.exists()
+    await workspaces.close()
