@@ -5,7 +5,7 @@ ownership scopes fail closed."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import psycopg
@@ -161,3 +161,19 @@ async def test_ttl_is_positive_and_capped(store: FencedStore, ttl: object) -> No
 async def test_bad_keys_are_refused(store: FencedStore, key: str) -> None:
     with pytest.raises(WorkspaceConfigError, match="key"):
         await store.try_acquire(key, scope=SCOPE, owner="a")
+
+
+async def test_a_lease_from_another_scope_is_refused(store: FencedStore) -> None:
+    """A lease object carrying another scope (forged, or mixed up by a host)
+    can neither save, renew nor release: the lease row's scope decides."""
+    lease = await store.try_acquire("ws/1", scope=SCOPE, owner="a")
+    assert lease is not None
+    forged = replace(lease, scope=OTHER)
+    with pytest.raises(WorkspaceOwnershipError):
+        await store.save("ws/1", {"by": "intruder"}, version=0, lease=forged)
+    with pytest.raises(WorkspaceOwnershipError):
+        await store.renew(forged)
+    await store.release(forged)  # not theirs to release: a no-op
+    assert await store.try_acquire("ws/1", scope=SCOPE, owner="b") is None
+    assert await store.load("ws/1", scope=SCOPE) is None
+    assert await store.list(scope=OTHER) == []

@@ -57,10 +57,13 @@ RETURNING token, expires_at
 """
 _RENEW = f"""
 UPDATE prism_ws_leases SET expires_at = {_NOW} + %(ttl)s::float8
-WHERE key = %(key)s AND token = %(token)s AND expires_at > {_NOW}
+WHERE key = %(key)s AND token = %(token)s AND scope = %(scope)s AND expires_at > {_NOW}
 RETURNING expires_at
 """
-_RELEASE = "UPDATE prism_ws_leases SET expires_at = 0 WHERE key = %(key)s AND token = %(token)s"
+_RELEASE = (
+    "UPDATE prism_ws_leases SET expires_at = 0 "
+    "WHERE key = %(key)s AND token = %(token)s AND scope = %(scope)s"
+)
 _LEASE_ROW = f"SELECT scope, token, expires_at > {_NOW} FROM prism_ws_leases WHERE key = %(key)s"
 _CURRENT_LEASE = f"""
 lease AS (
@@ -160,17 +163,25 @@ class PostgresFencedStore:
 
     async def renew(self, lease: Lease, *, ttl: float = DEFAULT_LEASE_TTL) -> Lease:
         seconds = check_ttl(ttl)
-        params = {"key": lease.key, "token": lease.token, "ttl": seconds}
+        params = {
+            "key": lease.key,
+            "token": lease.token,
+            "scope": lease.scope.encode(),
+            "ttl": seconds,
+        }
         rows = await self._fetch(_RENEW, params)
         if not rows:
             raise await self._lapsed(lease)
         return Lease(lease.key, lease.scope, lease.owner, lease.token, float(rows[0][0]))
 
     async def release(self, lease: Lease) -> None:
-        await self._fetch(_RELEASE, {"key": lease.key, "token": lease.token})
+        params = {"key": lease.key, "token": lease.token, "scope": lease.scope.encode()}
+        await self._fetch(_RELEASE, params)
 
     async def _lapsed(self, lease: Lease) -> Exception:
         found = await self._fetch(_LEASE_ROW, {"key": lease.key})
+        if found and found[0][0] != lease.scope.encode():
+            return ownership_error("lease", lease.key, lease.scope)
         return lapsed_error(lease, int(found[0][1]) if found else None)
 
     # --- checkpoints ------------------------------------------------------------
@@ -207,6 +218,8 @@ class PostgresFencedStore:
     async def _refused(self, key: str, version: int, lease: Lease) -> Exception:
         """Why a save wrote nothing (a second round trip, on refusal only)."""
         found = await self._fetch(_LEASE_ROW, {"key": key})
+        if found and found[0][0] != lease.scope.encode():
+            return ownership_error("lease", key, lease.scope)
         if not found or int(found[0][1]) != lease.token or not found[0][2]:
             return lapsed_error(lease, int(found[0][1]) if found else None)
         rows = await self._fetch(_CHECKPOINT_ROW, {"key": key})
