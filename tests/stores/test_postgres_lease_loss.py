@@ -127,6 +127,32 @@ async def test_a_lease_lock_gone_on_a_live_connection_fences_the_append(
     await lease.release()
 
 
+async def test_a_lease_taken_over_unheard_is_fenced_by_its_token(
+    stores: tuple[PostgresSessionStore, PostgresSessionStore], pg_dsn: str
+) -> None:
+    """The partition case: a's lease is gone on the server and b claimed the
+    session, but nothing reached a (its connection looks fine). b's lock
+    makes the lock check pass; the fencing token does not."""
+    a, b = stores
+    lease = await a.claim("s1")
+    await a.append(entry("a1"))
+    conn = a._leases._conn
+    assert conn is not None
+    await conn.execute("SELECT pg_advisory_unlock_all()")  # lost without a's knowledge
+    taken = await b.claim("s1")
+    assert taken.token > lease.token  # type: ignore[attr-defined]
+    await b.append(entry("b1"))
+    assert not lease.lost
+    with pytest.raises(SessionLeaseLostError, match=r"taken over: a newer claim") as info:
+        await a.append(entry("a2"))
+    assert "nothing was written" in str(info.value)
+    assert lease.lost
+    await b.append(entry("b2"))  # the new holder is unaffected
+    assert stored_ids(pg_dsn) == ["a1", "b1", "b2"]
+    await lease.release()
+    await taken.release()
+
+
 async def test_the_lease_connection_idle_timeout_is_detected(
     stores: tuple[PostgresSessionStore, PostgresSessionStore], pg_dsn: str
 ) -> None:
@@ -253,8 +279,9 @@ async def test_a_cancelled_claim_leaves_other_leases_alone(
             await held.release()
 
 
+@pytest.mark.parametrize("loss", ["terminated", "taken over unheard"])
 async def test_a_run_whose_lease_is_lost_is_fenced_before_its_next_append(
-    stores: tuple[PostgresSessionStore, PostgresSessionStore], pg_dsn: str
+    stores: tuple[PostgresSessionStore, PostgresSessionStore], pg_dsn: str, loss: str
 ) -> None:
     from prism.providers import create_mock_provider, provider_done, provider_text_delta
     from prism.runtime import create_agent
@@ -285,12 +312,20 @@ async def test_a_run_whose_lease_is_lost_is_fenced_before_its_next_append(
         tg.start_soon(run)
         await in_model.wait()
         held = a._leases._held["s1"]
-        terminate(pg_dsn, lease_pid(a))
-        async with await b.claim("s1"):
-            await b.append({**entry("b1"), "parentId": None})
+        if loss == "terminated":
+            terminate(pg_dsn, lease_pid(a))
+        else:  # a partition: the lock is gone on the server, a hears nothing
+            lease_conn = a._leases._conn
+            assert lease_conn is not None
+            await lease_conn.execute("SELECT pg_advisory_unlock_all()")
+        taken = await b.claim("s1")  # held while a's run goes on
+        await b.append({**entry("b1"), "parentId": None})
         answer.set()
+    await taken.release()
     assert held.lost or not held.held
     assert len(failures) == 1 and isinstance(failures[0], SessionLeaseLostError), failures
+    if loss != "terminated":
+        assert "taken over" in str(failures[0])
     ids = stored_ids(pg_dsn)
     assert "b1" in ids and len(ids) == 2  # the run's input, then b's entry: no late answer
 

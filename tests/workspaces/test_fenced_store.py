@@ -4,9 +4,11 @@ ownership scopes fail closed."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import psycopg
 import pytest
 from tests.workspaces.conftest import OTHER, SCOPE
 
@@ -16,6 +18,7 @@ from prism.workspaces import (
     WorkspaceConfigError,
     WorkspaceFenceError,
     WorkspaceOwnershipError,
+    create_fenced_store,
 )
 from prism.workspaces.fencing import FencedStore
 
@@ -32,22 +35,44 @@ class Clock:
         return self.now
 
 
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
+@dataclass
+class Backend:
+    store: FencedStore
+    advance: Callable[[float], Awaitable[None]]
+    """Let ``seconds`` pass for every lease (PostgreSQL expires by the
+    server's clock, so there the rows' expiries move back instead)."""
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-async def store(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
-) -> AsyncIterator[FencedStore]:
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
+    clock = Clock()
+
+    async def tick(seconds: float) -> None:
+        clock.now += seconds
+
     made: FencedStore
+    advance = tick
     if request.param == "memory":
         made = MemoryFencedStore(clock=clock)
-    else:
+    elif request.param == "sqlite":
         made = SqliteFencedStore(tmp_path / "fence.db", clock=clock)
-    yield made
+    else:
+        dsn = request.getfixturevalue("pg_dsn")
+        made = create_fenced_store(dsn)
+
+        async def advance(seconds: float) -> None:
+            async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+                await conn.execute(
+                    "UPDATE prism_ws_leases SET expires_at = expires_at - %s", [seconds]
+                )
+
+    yield Backend(made, advance)
     await made.close()
+
+
+@pytest.fixture
+def store(backend: Backend) -> FencedStore:
+    return backend.store
 
 
 async def test_tokens_only_grow_and_a_held_lease_excludes(store: FencedStore) -> None:
@@ -61,11 +86,12 @@ async def test_tokens_only_grow_and_a_held_lease_excludes(store: FencedStore) ->
     assert await store.try_acquire("ws/1", scope=SCOPE, owner="c") is None
 
 
-async def test_a_taken_over_lease_cannot_renew_or_save(store: FencedStore, clock: Clock) -> None:
+async def test_a_taken_over_lease_cannot_renew_or_save(backend: Backend) -> None:
+    store = backend.store
     old = await store.try_acquire("ws/1", scope=SCOPE, owner="old", ttl=30)
     assert old is not None
     await store.save("ws/1", {"by": "old"}, version=0, lease=old)
-    clock.now += 31  # old's lease lapses; new takes over
+    await backend.advance(31)  # old's lease lapses; new takes over
     new = await store.try_acquire("ws/1", scope=SCOPE, owner="new")
     assert new is not None and new.token > old.token
     with pytest.raises(WorkspaceFenceError, match="taken over"):
@@ -79,12 +105,13 @@ async def test_a_taken_over_lease_cannot_renew_or_save(store: FencedStore, clock
     assert loaded is not None and loaded.data == {"by": "new"}
 
 
-async def test_a_lapsed_lease_nobody_took_cannot_save(store: FencedStore, clock: Clock) -> None:
+async def test_a_lapsed_lease_nobody_took_cannot_save(backend: Backend) -> None:
+    store = backend.store
     lease = await store.try_acquire("ws/1", scope=SCOPE, owner="a", ttl=5)
     assert lease is not None
     renewed = await store.renew(lease, ttl=10)
-    assert renewed.expires_at == clock.now + 10
-    clock.now += 11
+    assert renewed.expires_at > lease.expires_at and renewed.token == lease.token
+    await backend.advance(11)
     with pytest.raises(WorkspaceFenceError, match="lapsed"):
         await store.save("ws/1", {"x": 1}, version=0, lease=lease)
     assert await store.load("ws/1", scope=SCOPE) is None
@@ -134,3 +161,19 @@ async def test_ttl_is_positive_and_capped(store: FencedStore, ttl: object) -> No
 async def test_bad_keys_are_refused(store: FencedStore, key: str) -> None:
     with pytest.raises(WorkspaceConfigError, match="key"):
         await store.try_acquire(key, scope=SCOPE, owner="a")
+
+
+async def test_a_lease_from_another_scope_is_refused(store: FencedStore) -> None:
+    """A lease object carrying another scope (forged, or mixed up by a host)
+    can neither save, renew nor release: the lease row's scope decides."""
+    lease = await store.try_acquire("ws/1", scope=SCOPE, owner="a")
+    assert lease is not None
+    forged = replace(lease, scope=OTHER)
+    with pytest.raises(WorkspaceOwnershipError):
+        await store.save("ws/1", {"by": "intruder"}, version=0, lease=forged)
+    with pytest.raises(WorkspaceOwnershipError):
+        await store.renew(forged)
+    await store.release(forged)  # not theirs to release: a no-op
+    assert await store.try_acquire("ws/1", scope=SCOPE, owner="b") is None
+    assert await store.load("ws/1", scope=SCOPE) is None
+    assert await store.list(scope=OTHER) == []

@@ -244,3 +244,46 @@ async def test_reconcile_after_a_restart(tmp_path: Path, repo: Path, worktree_di
     assert settled == {"kept": "open", "gone": "closed", "crashed": "closed"}
     assert {r.id: r.state for r in await after.list(scope=SCOPE)} == settled
     await after.close()
+
+
+async def test_workspaces_on_postgres(pg_dsn: str, repo: Path, worktree_dir: Path) -> None:
+    workspaces = create_workspaces(pg_dsn, worktree_roots={"app": repo}, worktree_dir=worktree_dir)
+    record = await workspaces.create("ws-1", scope=SCOPE, legs=[LegRequest("app")])
+    assert record.state == "open" and record.legs[0].path.is_dir()
+    with pytest.raises(WorkspaceOwnershipError):
+        await workspaces.get("ws-1", scope=OTHER)
+    assert await workspaces.list(scope=SCOPE) == [record]
+    closed = await workspaces.cleanup("ws-1", scope=SCOPE)
+    assert closed.state == "closed" and not record.legs[0].path.exists()
+    await workspaces.close()
+
+
+async def test_git_environment_overrides_do_not_redirect_commands(
+    workspaces: Workspaces, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host running inside a git hook has GIT_DIR set to another
+    repository; workspace commands still act on the configured root."""
+    elsewhere = make_repo(tmp_path / "elsewhere")
+    monkeypatch.setenv("GIT_DIR", str(elsewhere / ".git"))
+    record = await workspaces.create("ws-1", scope=SCOPE, legs=[LegRequest("app")])
+    monkeypatch.delenv("GIT_DIR")
+    assert record.legs[0].path.resolve() in worktrees(repo)
+    assert "agent/ws-1" in branches(repo) and "agent/ws-1" not in branches(elsewhere)
+
+
+async def test_two_hosts_on_one_store_do_not_mutate_one_workspace_at_once(
+    tmp_path: Path, repo: Path, worktree_dir: Path
+) -> None:
+    db = tmp_path / "ws.db"
+    one = create_workspaces(db, worktree_roots={"app": repo}, worktree_dir=worktree_dir)
+    two = create_workspaces(db, worktree_roots={"app": repo}, worktree_dir=worktree_dir)
+    await one.create("ws-1", scope=SCOPE, legs=[LegRequest("app")])
+    held = await one.store.try_acquire("workspace/ws-1", scope=SCOPE, owner=one.owner)
+    assert held is not None  # one is in the middle of a change
+    with pytest.raises(WorkspaceBusyError):
+        await two.cleanup("ws-1", scope=SCOPE)
+    await one.store.release(held)
+    closed = await two.cleanup("ws-1", scope=SCOPE)
+    assert closed.fence > held.token  # two's lease came after one's
+    await one.close()
+    await two.close()

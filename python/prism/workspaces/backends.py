@@ -25,7 +25,9 @@ def create_fenced_store(
     if is_postgres_dsn(store):
         if clock is not None:
             raise WorkspaceConfigError("a PostgreSQL store uses the server's clock: pass no clock")
-        raise WorkspaceConfigError("PostgreSQL workspace stores are not built yet")
+        from prism.workspaces.postgres import PostgresFencedStore  # the optional extra
+
+        return PostgresFencedStore(store)
     return SqliteFencedStore(store, clock=clock)
 
 

@@ -23,8 +23,14 @@ class GitResult:
         self.stderr = stderr
 
 
+# Set by a git hook or a wrapper, these would point every command at another
+# repository than ``-C`` names.
+_REPOSITORY_OVERRIDES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")
+
+
 async def git(cwd: Path, *args: str) -> GitResult:
-    env = {**os.environ, **_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in _REPOSITORY_OVERRIDES}
+    env.update(_ENV)
     try:
         done = await anyio.run_process(["git", "-C", str(cwd), *args], check=False, env=env)
     except FileNotFoundError:

@@ -70,11 +70,13 @@ class MemoryFencedStore:
 
     async def release(self, lease: Lease) -> None:
         row = self._leases.get(lease.key)
-        if row is not None and row.token == lease.token:
+        if row is not None and row.token == lease.token and row.scope == lease.scope:
             row.expires_at = 0.0
 
     def _current(self, lease: Lease, now: float) -> _LeaseRow:
         row = self._leases.get(lease.key)
+        if row is not None and row.scope != lease.scope:
+            raise ownership_error("lease", lease.key, lease.scope)
         if row is None or row.token != lease.token or row.expires_at <= now:
             raise lapsed_error(lease, None if row is None else row.token)
         return row

@@ -161,16 +161,19 @@ class SqliteFencedStore:
     async def release(self, lease: Lease) -> None:
         def release(conn: sqlite3.Connection) -> None:
             conn.execute(
-                "UPDATE prism_ws_leases SET expires_at = 0 WHERE key = ? AND token = ?",
-                (lease.key, lease.token),
+                "UPDATE prism_ws_leases SET expires_at = 0 "
+                "WHERE key = ? AND token = ? AND scope = ?",
+                (lease.key, lease.token, lease.scope.encode()),
             )
 
         await self._run(release)
 
     def _check_current(self, conn: sqlite3.Connection, lease: Lease, now: float) -> None:
         row = conn.execute(
-            "SELECT token, expires_at FROM prism_ws_leases WHERE key = ?", (lease.key,)
+            "SELECT token, expires_at, scope FROM prism_ws_leases WHERE key = ?", (lease.key,)
         ).fetchone()
+        if row is not None and row[2] != lease.scope.encode():
+            raise ownership_error("lease", lease.key, lease.scope)
         if row is None or int(row[0]) != lease.token or row[1] <= now:
             raise lapsed_error(lease, None if row is None else int(row[0]))
 

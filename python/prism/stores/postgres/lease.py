@@ -21,8 +21,10 @@ lock is gone. The manager notices without a round trip (the server's
 goodbye and EOF on the idle connection's socket) and the store fences: an
 append to a session whose lease is lost is refused with
 ``SessionLeaseLostError``, and the append statement itself checks on the
-server that each lease lock is still held, so a lock that vanished without
-the client noticing is caught too. Claims and releases run their SQL
+server that each lease lock is still held and still carries the newest
+fencing token (every claim bumps the session's token in
+``prism_session_fences``), so a lock that vanished without the client
+noticing is caught too, even after another worker claimed the session. Claims and releases run their SQL
 shielded from cancellation: a cancelled claim would otherwise make psycopg
 close the connection and take every other lease with it.
 """
@@ -58,6 +60,19 @@ _RESET_SETTINGS = (
     "('tcp_keepalives_idle', 'tcp_keepalives_interval', 'tcp_keepalives_count', "
     "'idle_session_timeout')"
 )
+# Take the lock and, only if it was free, bump the session's fencing token:
+# one statement, so a claim stays one round trip.
+_CLAIM = """
+WITH got AS MATERIALIZED (SELECT pg_try_advisory_lock(%(key)s) AS ok),
+bumped AS (
+    INSERT INTO prism_session_fences AS f (lease_key, token)
+    SELECT %(key)s, 1 FROM got WHERE ok
+    ON CONFLICT (lease_key) DO UPDATE SET token = f.token + 1
+    RETURNING token
+)
+SELECT (SELECT ok FROM got), (SELECT token FROM bumped)
+"""
+_TOKENS = "SELECT lease_key, token FROM prism_session_fences WHERE lease_key = ANY(%s::bigint[])"
 _HELD_KEYS = (
     "SELECT (classid::bigint << 32) | objid::bigint FROM pg_locks "
     "WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND objsubid = 1 AND granted"
@@ -83,14 +98,23 @@ class PostgresSessionLease(SessionLease):
     appends to the session until the lease is released.
     """
 
-    __slots__ = ("_generation", "_key", "_lost_reason", "_manager")
+    __slots__ = ("_generation", "_key", "_lost_reason", "_manager", "_token")
 
-    def __init__(self, manager: LeaseManager, session_id: str, key: int, generation: int) -> None:
+    def __init__(
+        self, manager: LeaseManager, session_id: str, key: int, generation: int, token: int
+    ) -> None:
         super().__init__(session_id, lambda: manager.release(self))
         self._manager = manager
         self._key = key
         self._generation = generation
+        self._token = token
         self._lost_reason: str | None = None
+
+    @property
+    def token(self) -> int:
+        """The fencing token this claim got: higher than any earlier claim's
+        on the session. Every append checks it is still the newest."""
+        return self._token
 
     @property
     def lost(self) -> bool:
@@ -137,11 +161,11 @@ class LeaseManager:
             return self._loss
         return None
 
-    def fence(self, session_ids: Iterable[str]) -> list[int]:
-        """Before an append: the lease keys this store holds on
-        ``session_ids`` (the append statement checks them on the server), or
-        ``SessionLeaseLostError`` when one of those leases is lost."""
-        keys: list[int] = []
+    def fence(self, session_ids: Iterable[str]) -> list[tuple[int, int]]:
+        """Before an append: the lease keys and fencing tokens this store
+        holds on ``session_ids`` (the append statement checks them on the
+        server), or ``SessionLeaseLostError`` when one of those leases is lost."""
+        keys: list[tuple[int, int]] = []
         for session_id in session_ids:
             lease = self._held.get(session_id)
             if lease is None:
@@ -149,7 +173,7 @@ class LeaseManager:
             reason = self.lost_reason(lease)
             if reason is not None:
                 raise self.lost_error(session_id, reason)
-            keys.append(lease._key)
+            keys.append((lease._key, lease._token))
         return keys
 
     def lost_error(self, session_id: str, reason: str) -> SessionLeaseLostError:
@@ -189,25 +213,36 @@ class LeaseManager:
         self._loss = reason
         self.generation += 1
 
-    async def mark_lost(self, keys: Iterable[int]) -> None:
+    async def mark_lost(self, fenced: Iterable[tuple[int, int]]) -> None:
         """After the server refused an append because a lease lock was not
-        held: find which of ``keys`` this connection no longer holds and
-        mark their leases lost (all of them if the connection is gone)."""
-        wanted = set(keys)
+        held or a newer claim bumped its fencing token: find which of
+        ``fenced`` (key, token) leases that applies to and mark them lost
+        (all of them if the connection is gone)."""
+        wanted = {key for key, _token in fenced}
         with anyio.CancelScope(shield=True):
             async with self._lock:
                 held: set[int] | None = None
+                tokens: dict[int, int] = {}
                 if self._conn is not None:
                     try:
                         with anyio.fail_after(self._timeout):
                             cur = await self._conn.execute(_HELD_KEYS)
                             held = {_unsigned(int(r[0])) for r in await cur.fetchall()}
+                            cur = await self._conn.execute(_TOKENS, [sorted(wanted)])
+                            tokens = {int(r[0]): int(r[1]) for r in await cur.fetchall()}
                     except (psycopg.Error, OSError, TimeoutError):
                         self._lost_connection("the lease connection to the server was lost")
                 for lease in self._held.values():
-                    if lease._key in wanted and held is not None:
-                        if _unsigned(lease._key) not in held:
-                            lease._lost_reason = "its lock is no longer held on the server"
+                    if lease._key not in wanted:
+                        continue
+                    newest = tokens.get(lease._key, lease._token)
+                    if newest != lease._token:
+                        lease._lost_reason = (
+                            f"it was taken over: a newer claim holds fencing token {newest}, "
+                            f"this lease has {lease._token}"
+                        )
+                    elif held is not None and _unsigned(lease._key) not in held:
+                        lease._lost_reason = "its lock is no longer held on the server"
 
     # --- claim and release ------------------------------------------------------
 
@@ -227,10 +262,10 @@ class LeaseManager:
             # Shielded: psycopg closes a connection whose query is cancelled
             # mid-flight, which would drop every other lease on it too.
             with anyio.CancelScope(shield=True):
-                acquired = await self._try_lock(conn, key)
-            if not acquired:
+                token = await self._try_lock(conn, key)
+            if token is None:
                 raise busy_error(session_id, "another process or host")
-            lease = PostgresSessionLease(self, session_id, key, self.generation)
+            lease = PostgresSessionLease(self, session_id, key, self.generation, token)
             self._held[session_id] = lease
         try:
             await anyio.lowlevel.checkpoint_if_cancelled()
@@ -239,10 +274,11 @@ class LeaseManager:
             raise
         return lease
 
-    async def _try_lock(self, conn: AsyncConnection[Any], key: int) -> bool:
+    async def _try_lock(self, conn: AsyncConnection[Any], key: int) -> int | None:
+        """The new fencing token, or None when someone holds the lock."""
         try:
             with anyio.fail_after(self._timeout):
-                cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", [key])
+                cur = await conn.execute(_CLAIM, {"key": key})
                 row = await cur.fetchone()
         except (psycopg.Error, OSError, TimeoutError) as exc:
             self._lost_connection("the lease connection to the server was lost")
@@ -250,7 +286,9 @@ class LeaseManager:
             raise operation_error(
                 self._info, exc, "claim", written="the session was not claimed"
             ) from None
-        return bool(row and row[0])
+        if not (row and row[0]):
+            return None
+        return int(row[1])
 
     async def release(self, lease: PostgresSessionLease) -> None:
         with anyio.CancelScope(shield=True):

@@ -62,6 +62,21 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX prism_entries_session_md5 ON prism_entries (md5(session_id), seq)",
         ),
     ),
+    Migration(
+        3,
+        "session fencing tokens: every claim of a session bumps its token",
+        (
+            # Keyed by the lease's advisory-lock key (a 64-bit digest of the
+            # session id), so ids of any length fit and lock and token agree.
+            # An append checks its lease's token here, in its own statement:
+            # a worker whose lease was taken over without it hearing (a
+            # partition) finds a newer token and writes nothing.
+            """CREATE TABLE prism_session_fences (
+                lease_key bigint PRIMARY KEY,
+                token bigint NOT NULL
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -53,20 +53,41 @@ from prism.stores.postgres.schema import MIGRATIONS, Migration, ensure_schema
 # One statement per batch: take the per-session advisory locks (an InitPlan,
 # so they are held before any row is produced), check that every lease this
 # store holds on the batch's sessions is still locked on the server (a lock
-# nobody holds can be taken: then the lease is lost and no row is inserted),
-# then insert the rows in batch order (the identity ``seq`` is assigned in
-# the sorted output order).
-_APPEND = """
+# nobody holds can be taken: then the lease is lost and no row is inserted)
+# and still carries the newest fencing token (a newer claim bumped it: the
+# lease was taken over; the row is share-locked, so a claim waits for an
+# append in flight and an append after a claim sees its token), then insert
+# the rows in batch order (the identity ``seq`` is assigned in the sorted
+# output order).
+_APPEND_FENCED = """
 WITH locks AS MATERIALIZED (
     SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k
 ), unleased AS MATERIALIZED (
     SELECT count(*) AS n FROM unnest(%s::bigint[]) AS k
     WHERE pg_try_advisory_xact_lock_shared(k)
+), fences AS MATERIALIZED (
+    SELECT lease_key, token FROM prism_session_fences WHERE lease_key = ANY(%s::bigint[])
+    FOR SHARE
+), stale AS MATERIALIZED (
+    SELECT count(*) AS n FROM unnest(%s::bigint[], %s::bigint[]) AS f(k, t)
+    WHERE NOT EXISTS (SELECT 1 FROM fences WHERE lease_key = f.k AND token = f.t)
 )
 INSERT INTO prism_entries (id, session_id, entry)
 SELECT t.id, t.session_id, t.entry
 FROM unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS t(id, session_id, entry, n)
 WHERE (SELECT count(*) FROM locks) >= 0 AND (SELECT n FROM unleased) = 0
+  AND (SELECT n FROM stale) = 0
+ORDER BY t.n
+"""
+# A batch to sessions this store holds no lease on checks no lease.
+_APPEND = """
+WITH locks AS MATERIALIZED (
+    SELECT pg_advisory_xact_lock(k) FROM unnest(%s::bigint[]) AS k
+)
+INSERT INTO prism_entries (id, session_id, entry)
+SELECT t.id, t.session_id, t.entry
+FROM unnest(%s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS t(id, session_id, entry, n)
+WHERE (SELECT count(*) FROM locks) >= 0
 ORDER BY t.n
 """
 _ROWS = "SELECT seq, id, session_id, entry FROM prism_entries"
@@ -184,14 +205,22 @@ class PostgresSessionStore:
         async with self._connection("append") as conn:
             # Refused here when a lease of ours is known lost; the statement
             # checks the rest on the server.
-            lease_keys = self._leases.fence(sessions)
+            fenced = self._leases.fence(sessions)
+            lease_keys = [key for key, _token in fenced]
+            tokens = [token for _key, token in fenced]
+            params: builtins.list[builtins.list[Any]]
+            if fenced:
+                sql, params = _APPEND_FENCED, [keys, lease_keys, lease_keys, lease_keys, tokens]
+            else:
+                sql, params = _APPEND, [keys]
+            params.extend(columns)
             try:
                 if conn.autocommit:
                     # One statement is one transaction: one round trip.
-                    cur = await conn.execute(_APPEND, [keys, lease_keys, *columns])
+                    cur = await conn.execute(sql, params)
                 else:
                     async with conn.transaction():
-                        cur = await conn.execute(_APPEND, [keys, lease_keys, *columns])
+                        cur = await conn.execute(sql, params)
                 inserted = cur.rowcount
             except pg_errors.UniqueViolation:
                 # Rolled back; name the first id of the batch that exists.
@@ -212,8 +241,9 @@ class PostgresSessionStore:
                         )
                 raise operation_error(self._info, exc, "append", written=written) from None
         if inserted != len(rows):
-            # The server found a lease lock nobody holds: the lease is lost.
-            await self._leases.mark_lost(lease_keys)
+            # The server found a lease lock nobody holds, or a newer fencing
+            # token: the lease is lost.
+            await self._leases.mark_lost(fenced)
             self._leases.fence(sessions)  # raises for the lost lease
             raise StoreError(
                 f"PostgreSQL session store: append on {self._info.target} was refused: a "
