@@ -275,7 +275,9 @@ class Supervisor:
             if not record.exists:
                 await self._reject(delegation, DelegationRejectedError(why), context)
             return await self._finish(delegation, context, None, _Ended("failure", reason=why))
-        session = agent.create_session(delegation.delegation_id, store=delegation.store)
+        # The agent's own store needs no protocol check (a costly isinstance).
+        store = None if agent.config.store is delegation.store else delegation.store
+        session = agent.create_session(delegation.delegation_id, store=store)
         relay = session.subscribe(self._relay)
         self._active[delegation.delegation_id] = session
         ended: _Ended | None = None
