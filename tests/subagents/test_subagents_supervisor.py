@@ -29,8 +29,9 @@ from prism.subagents import (
     DelegationOutcome,
     Supervisor,
     create_supervisor,
+    delegation_id_for,
 )
-from prism.tools import define_tool
+from prism.tools import ToolContext, define_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -357,3 +358,40 @@ def test_bad_supervisor_options_are_refused(options: dict[str, Any], message: st
 def test_bad_budgets_are_refused(field: str, value: Any) -> None:
     with pytest.raises(ConfigError, match=f"Budget.{field}"):
         Budget(**{field: value})
+
+
+def call_context(h: Harness, call_id: str, events: list[Any]) -> ToolContext:
+    return ToolContext(
+        session_id="parent", run_id="run_x", tool_call_id=call_id, store=h.store, emit=events.append
+    )
+
+
+async def test_a_delegation_run_again_returns_the_stored_outcome_without_rerunning() -> None:
+    h = Harness()
+    events: list[Any] = []
+    args = {"child": "explorer", "task": "map it"}
+    first = await h.supervisor.tool.execute(args, call_context(h, "c9", events))  # type: ignore[misc]
+    again = await h.supervisor.tool.execute(args, call_context(h, "c9", events))  # type: ignore[misc]
+    assert again == first and first["answer"] == "explored {}"
+    assert len(h.contexts) == 1  # the factory ran once
+    assert [e["type"] for e in events] == ["subagent_started", "subagent_stopped"]
+    assert [o.outcome for o in h.outcomes] == ["success"]
+
+
+async def test_a_child_that_finished_before_its_outcome_was_stored_is_not_rerun() -> None:
+    h = Harness()
+    delegation = delegation_id_for("parent", "run_x", "c7")
+    # As a crash would leave it: the child's run ended, no outcome entry.
+    child = create_agent(model=MODEL, provider=create_mock_provider(child_script(None, "early ")))
+    session = child.create_session(delegation, store=h.store)
+    await session.append_custom("prism.subagent", {"delegationId": delegation})
+    await session.run("map it", durable=True)
+    value = await h.supervisor.tool.execute(  # type: ignore[misc]
+        {"child": "explorer", "task": "map it"}, call_context(h, "c7", [])
+    )
+    assert value["answer"] == "early {}"
+    (ctx,) = h.contexts
+    assert ctx.resumed is True
+    entries = await h.store.list(delegation)
+    assert sum(e["kind"] == "message" and e["message"]["role"] == "assistant" for e in entries) == 1
+    assert [o.outcome for o in h.outcomes] == ["success"]

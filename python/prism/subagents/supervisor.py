@@ -16,19 +16,28 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
 from prism.approvals import pending_approvals
 from prism.errors import ConfigError, RunAbortedError
-from prism.runtime import Agent, AgentEventListener, AgentSession, RunResult
+from prism.runtime import AgentEventListener, AgentSession, RunResult
 from prism.security.approval import (
     ApprovalDecision,
     ApprovalRequiredError,
     granted_decision,
     granting,
+)
+from prism.subagents.delegation import (
+    Delegation,
+    Ended,
+    TokenMeter,
+    describe,
+    ended_from_checkpoint,
+    link_data,
+    make_agent,
+    usage_of,
 )
 from prism.subagents.errors import (
     DelegationRejectedError,
@@ -50,7 +59,6 @@ from prism.subagents.spec import (
     ChildSpec,
     DelegationOutcome,
     SupervisorHooks,
-    TerminalOutcome,
 )
 from prism.tools import ToolDefinition, define_tool
 from prism.tools.context import ToolArgumentsError, ToolContext
@@ -63,66 +71,6 @@ Summarize = Callable[[str, int], "str | Awaitable[str]"]
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
 _TASK_PREVIEW = 200
 _NO_BUDGET = Budget()
-
-
-@dataclass(slots=True)
-class _Delegation:
-    """One call of the delegation tool: its ids and where to report."""
-
-    delegation_id: str
-    child: str
-    task: str
-    tool_call_id: str
-    parent_session_id: str
-    parent_run_id: str | None
-    store: Any
-    emit: Callable[[Any], Any] | None
-    granted: ApprovalDecision | None
-
-    def context(self, resumed: bool) -> ChildContext:
-        return ChildContext(
-            delegation_id=self.delegation_id,
-            child=self.child,
-            task=self.task,
-            session_id=self.delegation_id,
-            parent_session_id=self.parent_session_id,
-            parent_run_id=self.parent_run_id,
-            tool_call_id=self.tool_call_id,
-            store=self.store,
-            resumed=resumed,
-        )
-
-
-@dataclass(slots=True)
-class _Ended:
-    """How one attempt of a child ended (``suspended``: paused for approval)."""
-
-    outcome: str
-    text: str = ""
-    reason: str = ""
-    usage: dict[str, Any] = field(default_factory=dict)
-    tool_rounds: int = 0
-    result: RunResult | None = None
-
-
-class _TokenMeter:
-    """Sums a child's provider usage from its events; aborts it once over."""
-
-    def __init__(self, session: AgentSession, limit: int | None) -> None:
-        self.session = session
-        self.limit = limit
-        self.used = 0
-        self.over: str | None = None
-        self.detach = session.subscribe(self) if limit is not None else (lambda: None)
-
-    def __call__(self, event: Any) -> None:
-        if event.get("type") != "message_finished" or self.limit is None:
-            return
-        usage = event.get("usage") or {}
-        self.used += int(usage.get("inputTokens", 0)) + int(usage.get("outputTokens", 0))
-        if self.used > self.limit and self.over is None:
-            self.over = f"token budget exceeded ({self.used} > max_tokens={self.limit})"
-            self.session.abort(self.over)
 
 
 class Supervisor:
@@ -217,7 +165,7 @@ class Supervisor:
         finally:
             self._running -= 1
 
-    def _delegation(self, arguments: Mapping[str, Any], ctx: ToolContext) -> _Delegation:
+    def _delegation(self, arguments: Mapping[str, Any], ctx: ToolContext) -> Delegation:
         child, task = arguments.get("child"), arguments.get("task")
         if not isinstance(child, str) or not isinstance(task, str) or not task.strip():
             raise ToolArgumentsError("delegate needs a child name and a non-empty task")
@@ -226,7 +174,7 @@ class Supervisor:
                 "the delegation tool runs inside an agent run (it needs the calling session,"
                 " its store and the tool call id)"
             )
-        return _Delegation(
+        return Delegation(
             delegation_id=delegation_id_for(ctx.session_id, ctx.run_id, ctx.tool_call_id),
             child=child,
             task=task,
@@ -239,7 +187,7 @@ class Supervisor:
             granted=granted_decision(),
         )
 
-    async def _admit(self, delegation: _Delegation) -> None:
+    async def _admit(self, delegation: Delegation) -> None:
         """Pre-spawn checks; a refusal is the delegation's terminal outcome."""
         if self._running >= self.max_concurrency:
             await self._reject(
@@ -265,66 +213,66 @@ class Supervisor:
         self._running += 1
 
     async def _spawn_and_run(
-        self, delegation: _Delegation, spec: ChildSpec, record: ChildRecord
+        self, delegation: Delegation, spec: ChildSpec, record: ChildRecord
     ) -> dict[str, Any]:
         context = delegation.context(resumed=record.exists)
         try:
-            agent = await _make_agent(spec, context)
+            agent = await make_agent(spec, context)
         except Exception as error:
-            why = f"the agent factory of sub-agent {delegation.child!r} failed: {_describe(error)}"
+            why = f"the agent factory of sub-agent {delegation.child!r} failed: {describe(error)}"
             if not record.exists:
                 await self._reject(delegation, DelegationRejectedError(why), context)
-            return await self._finish(delegation, context, None, _Ended("failure", reason=why))
+            failed = Ended("failure", reason=why)
+            return self._replay(delegation, await self._conclude(delegation, context, None, failed))
         # The agent's own store needs no protocol check (a costly isinstance).
         store = None if agent.config.store is delegation.store else delegation.store
         session = agent.create_session(delegation.delegation_id, store=store)
         relay = session.subscribe(self._relay)
         self._active[delegation.delegation_id] = session
-        ended: _Ended | None = None
         try:
             if not record.exists:
-                await session.append_custom(LINK_TYPE, _link(delegation))
+                await session.append_custom(LINK_TYPE, link_data(delegation))
             self._started(delegation, record.exists)
             ended = await self._drive(delegation, session, record, spec.budget or self.budget)
         except anyio.get_cancelled_exc_class():
             # The parent was aborted: the child's run ended with it.
             with anyio.CancelScope(shield=True):
-                ended = _Ended("abort", reason="the parent run was aborted")
-                await self._finish(delegation, context, session, ended)
+                aborted = Ended("abort", reason="the parent run was aborted")
+                await self._conclude(delegation, context, session, aborted)
             raise
         finally:
             relay()
             self._active.pop(delegation.delegation_id, None)
             self._abort_reasons.pop(delegation.delegation_id, None)
-        return await self._finish(delegation, context, session, ended)
+        return self._replay(delegation, await self._conclude(delegation, context, session, ended))
 
     async def _drive(
-        self, delegation: _Delegation, session: AgentSession, record: ChildRecord, budget: Budget
-    ) -> _Ended:
+        self, delegation: Delegation, session: AgentSession, record: ChildRecord, budget: Budget
+    ) -> Ended:
         if record.ended is not None:
             # Its run finished before a crash kept the outcome from being stored.
-            return _ended_from_checkpoint(record)
-        meter = _TokenMeter(session, budget.max_tokens)
+            return ended_from_checkpoint(record)
+        meter = TokenMeter(session, budget.max_tokens)
         try:
             with anyio.move_on_after(budget.max_wall_seconds or float("inf")) as deadline:
                 result = await self._attempt(delegation, session, record, budget)
         except RunAbortedError as error:
             reason = meter.over or self._abort_reasons.get(delegation.delegation_id)
-            return _Ended("abort", reason=reason or str(error), usage=_usage(meter.used))
+            return Ended("abort", reason=reason or str(error), usage=usage_of(meter.used))
         except Exception as error:
-            return _Ended("failure", reason=_describe(error), usage=_usage(meter.used))
+            return Ended("failure", reason=describe(error), usage=usage_of(meter.used))
         finally:
             meter.detach()
         if deadline.cancelled_caught:
             reason = f"wall-time budget exceeded (max_wall_seconds={budget.max_wall_seconds})"
-            return _Ended("abort", reason=reason, usage=_usage(meter.used))
+            return Ended("abort", reason=reason, usage=usage_of(meter.used))
         usage = dict(result.usage)
         if result.paused:
-            return _Ended("suspended", usage=usage, tool_rounds=result.tool_rounds, result=result)
-        return _Ended("success", result.text, usage=usage, tool_rounds=result.tool_rounds)
+            return Ended("suspended", usage=usage, tool_rounds=result.tool_rounds, result=result)
+        return Ended("success", result.text, usage=usage, tool_rounds=result.tool_rounds)
 
     async def _attempt(
-        self, delegation: _Delegation, session: AgentSession, record: ChildRecord, budget: Budget
+        self, delegation: Delegation, session: AgentSession, record: ChildRecord, budget: Budget
     ) -> RunResult:
         options: dict[str, Any] = {"durable": True}
         if budget.max_tool_rounds is not None:
@@ -339,7 +287,7 @@ class Supervisor:
             return await session.run(delegation.task, **options)
 
     async def _child_decisions(
-        self, delegation: _Delegation, session: AgentSession
+        self, delegation: Delegation, session: AgentSession
     ) -> dict[str, ApprovalDecision] | None:
         """The parent's decision on this delegation, applied to what the
         child waits on: approve or deny all of it, or one edit."""
@@ -356,13 +304,15 @@ class Supervisor:
 
     # --- endings ------------------------------------------------------------------
 
-    async def _finish(
+    async def _conclude(
         self,
-        delegation: _Delegation,
+        delegation: Delegation,
         context: ChildContext,
         session: AgentSession | None,
-        ended: _Ended,
+        ended: Ended,
     ) -> dict[str, Any]:
+        """Suspend (raises), or settle a terminal outcome: the after hook,
+        the outcome entry, the stopped event. Returns the outcome record."""
         if ended.outcome == "suspended":
             assert ended.result is not None
             self._suspend(delegation, ended.result)
@@ -390,9 +340,9 @@ class Supervisor:
         if session is not None:
             await session.append_custom(OUTCOME_TYPE, record)
         self._stopped(delegation, ended.outcome, ended.reason, usage=ended.usage)
-        return self._replay(delegation, record)
+        return record
 
-    def _suspend(self, delegation: _Delegation, result: RunResult) -> None:
+    def _suspend(self, delegation: Delegation, result: RunResult) -> None:
         """The child waits for a human: so does the parent, on this call."""
         waiting = result.pending_approvals
         self._stopped(delegation, "suspended", pending=len(waiting))
@@ -409,7 +359,7 @@ class Supervisor:
         )
 
     async def _reject(
-        self, delegation: _Delegation, error: SubagentError, context: ChildContext | None = None
+        self, delegation: Delegation, error: SubagentError, context: ChildContext | None = None
     ) -> None:
         outcome = DelegationOutcome(
             delegation_id=delegation.delegation_id,
@@ -434,10 +384,10 @@ class Supervisor:
                 if inspect.isawaitable(value):
                     await value
         except Exception as error:
-            return f"the supervisor's after hook failed: {_describe(error)}"
+            return f"the supervisor's after hook failed: {describe(error)}"
         return None
 
-    def _replay(self, delegation: _Delegation, record: Mapping[str, Any]) -> dict[str, Any]:
+    def _replay(self, delegation: Delegation, record: Mapping[str, Any]) -> dict[str, Any]:
         """The tool's answer for a terminal record (stored or just written)."""
         outcome = str(record.get("outcome"))
         reason = str(record.get("reason") or "")
@@ -472,7 +422,7 @@ class Supervisor:
             made = await made
         return str(made)
 
-    def _bounded(self, delegation: _Delegation, text: str, summary: Any) -> str:
+    def _bounded(self, delegation: Delegation, text: str, summary: Any) -> str:
         limit = self.max_answer_chars
         if len(text) <= limit:
             return text
@@ -490,7 +440,7 @@ class Supervisor:
         for listener in tuple(self._listeners):
             listener(event)
 
-    def _started(self, delegation: _Delegation, resumed: bool) -> None:
+    def _started(self, delegation: Delegation, resumed: bool) -> None:
         if delegation.emit is None:
             return
         delegation.emit(
@@ -507,7 +457,7 @@ class Supervisor:
 
     def _stopped(
         self,
-        delegation: _Delegation,
+        delegation: Delegation,
         outcome: str,
         reason: str = "",
         *,
@@ -551,45 +501,6 @@ class Supervisor:
             about = self.children[name].description
             lines.append(f"- {name}: {about}" if about else f"- {name}")
         return "\n".join(lines)
-
-
-async def _make_agent(spec: ChildSpec, context: ChildContext) -> Agent:
-    made = spec.create_agent(context)
-    if inspect.isawaitable(made):
-        made = await made
-    if not isinstance(made, Agent):
-        raise ConfigError(f"create_agent returned {type(made).__name__}, not an Agent")
-    return made
-
-
-def _link(delegation: _Delegation) -> dict[str, Any]:
-    return {
-        "version": 1,
-        "delegationId": delegation.delegation_id,
-        "child": delegation.child,
-        "parentSessionId": delegation.parent_session_id,
-        "parentRunId": delegation.parent_run_id,
-        "toolCallId": delegation.tool_call_id,
-    }
-
-
-def _ended_from_checkpoint(record: ChildRecord) -> _Ended:
-    ended = record.ended or {}
-    status = ended.get("status")
-    rounds = ended.get("totalToolRounds")
-    tool_rounds = rounds if isinstance(rounds, int) else 0
-    if status == "completed":
-        return _Ended("success", record.last_text, tool_rounds=tool_rounds)
-    kind: TerminalOutcome = "abort" if status == "aborted" else "failure"
-    return _Ended(kind, reason=f"its run ended {status or 'without a status'}")
-
-
-def _usage(tokens: int) -> dict[str, Any]:
-    return {"totalTokens": tokens} if tokens else {}
-
-
-def _describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
 
 
 def create_supervisor(
