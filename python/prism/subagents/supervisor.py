@@ -46,6 +46,7 @@ from prism.subagents.errors import (
     SubagentFailedError,
     UnknownChildError,
 )
+from prism.subagents.reconcile import unsettled_delegations
 from prism.subagents.records import (
     LINK_TYPE,
     OUTCOME_TYPE,
@@ -144,6 +145,40 @@ class Supervisor:
             return False
         self._abort_reasons[delegation_id] = reason or "aborted by the supervisor"
         return session.abort(reason)
+
+    async def reconcile(self, parent: AgentSession) -> list[str]:
+        """Settle the delegations of ``parent`` that the runtime answered
+        without running this tool: a delegation whose approval was denied,
+        or a paused parent closed by a new ``run()``. Each such child,
+        still suspended, gets the terminal outcome ``abort`` (its outcome
+        entry, the ``after`` hook once). Returns their delegation ids;
+        settled ones are skipped, so calling it again is a no-op."""
+        settled: list[str] = []
+        entries = await parent.branch_entries()
+        for item in unsettled_delegations(parent.id, entries, self.tool.name):
+            for delegation_id in item.candidates:
+                record = read_child_record(await parent.store.list(delegation_id))
+                link = record.link or {}
+                if link.get("toolCallId") != item.tool_call_id or record.outcome is not None:
+                    continue
+                run_id = link.get("parentRunId")
+                delegation = Delegation(
+                    delegation_id=delegation_id,
+                    child=item.child,
+                    task=item.task,
+                    tool_call_id=item.tool_call_id,
+                    parent_session_id=parent.id,
+                    parent_run_id=run_id if isinstance(run_id, str) else None,
+                    store=parent.store,
+                    emit=None,
+                    granted=None,
+                )
+                child = parent.agent.create_session(delegation_id, store=parent.store)
+                why = f"the parent answered the delegation without running it: {item.reason}"
+                context = delegation.context(resumed=True)
+                await self._conclude(delegation, context, child, Ended("abort", reason=why))
+                settled.append(delegation_id)
+        return settled
 
     # --- the tool -----------------------------------------------------------------
 
