@@ -52,6 +52,17 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │    ├── SandboxPathError (ValueError)
      │    ├── SandboxLimitError
      │    └── ProcessUnsupportedError
+     ├── WorkspaceError                     (prism.workspaces) a workspace, lease or checkpoint refused
+     │    ├── WorkspaceConfigError (ValueError)
+     │    ├── WorkspaceOwnershipError
+     │    ├── WorkspaceFenceError
+     │    ├── WorkspaceBusyError
+     │    ├── WorkspaceConflictError
+     │    ├── WorkspaceNotFoundError (KeyError)
+     │    ├── WorkspaceMissingError
+     │    ├── WorkspaceDirtyError
+     │    ├── WorkspaceGitError
+     │    └── WorkspaceStoreError
      ├── InvalidMemoryIdError (ValueError)  (prism.memory) not an observational-memory id
      └── SubagentError                      (prism.subagents) a delegation did not end with its answer
           ├── DelegationRejectedError          refused before the child existed (limits, factory)

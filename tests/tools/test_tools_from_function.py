@@ -373,12 +373,17 @@ async def test_a_return_nothing_can_serialise_is_a_tool_error_the_run_survives(
         """NaN."""
         return math.nan
 
+    def half_a_pair() -> str:
+        """A str with a lone surrogate (bytes decoded with surrogateescape)."""
+        return "caf\udce9"
+
     provider = create_mock_provider(
         [
             [
                 provider_tool_call("c1", "opaque", {}),
                 provider_tool_call("c2", "raw", {}),
                 provider_tool_call("c3", "not_a_number", {}),
+                provider_tool_call("c4", "half_a_pair", {}),
                 provider_done("tool_use"),
             ],
             [provider_text_delta("recovered"), provider_done("stop")],
@@ -387,7 +392,12 @@ async def test_a_return_nothing_can_serialise_is_a_tool_error_the_run_survives(
     agent = create_agent(
         model={"provider": "mock", "model": "m"},
         provider=provider,
-        tools=[define_tool(opaque), define_tool(raw), define_tool(not_a_number)],
+        tools=[
+            define_tool(opaque),
+            define_tool(raw),
+            define_tool(not_a_number),
+            define_tool(half_a_pair),
+        ],
         store=create_jsonl_session_store(tmp_path / "s.jsonl"),
     )
     session = agent.create_session("s")
@@ -408,8 +418,13 @@ async def test_a_return_nothing_can_serialise_is_a_tool_error_the_run_survives(
         "Object of type date is not JSON serializable at $.at"
     )
     assert messages[2].startswith("tool 'not_a_number' returned a value that is not JSON")
+    # Used to end the run with a StoreError when the result was appended.
+    assert messages[3] == (
+        "tool 'half_a_pair' returned a value that is not JSON: "
+        "str with a lone surrogate has no UTF-8 encoding at $"
+    )
     # The model saw the errors in the next request.
     seen = [
         c for m in provider.requests[1]["messages"] if m["role"] == "tool" for c in m["content"]
     ]
-    assert [c["isError"] for c in seen] == [True, True, True]
+    assert [c["isError"] for c in seen] == [True, True, True, True]

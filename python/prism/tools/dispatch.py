@@ -107,12 +107,14 @@ def _result_value_problem(name: str, value: Any, redactor: SecretRedactor) -> st
             f"tool {name!r} returned a value nested deeper than {MAX_VALUE_DEPTH} "
             f"levels (at {describe_path(deep, redactor)})"
         )
-    from prism._native import json_length  # loaded on first dispatch, like the redactor
+    from prism._native import digest_value  # loaded on first dispatch, like the redactor
 
     try:
-        # The native JSON walk refuses exactly what the stores' encoder
-        # refuses (non-str keys, NaN, unknown types) and names the path.
-        json_length(value)
+        # The native canonical encoder refuses exactly what the stores'
+        # encoder refuses (non-str keys, NaN, unknown types, and a str with a
+        # lone surrogate, which has no UTF-8 form) and names the path. The
+        # digest itself is not needed; the walk costs about 2 ms per MB.
+        digest_value(value)
     except (TypeError, ValueError) as error:
         reason = str(error)
         if len(reason) > 200:
