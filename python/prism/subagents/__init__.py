@@ -36,6 +36,10 @@ if TYPE_CHECKING:
         Supervisor,
         create_supervisor,
     )
+    from prism.subagents.worktree import (
+        WorktreeChildFactory,
+        create_worktree_child_factory,
+    )
 
 _EXPORTS: dict[str, str] = {
     "DelegationRejectedError": "prism.subagents.errors",
@@ -51,6 +55,8 @@ _EXPORTS: dict[str, str] = {
     "SupervisorHooks": "prism.subagents.spec",
     "Supervisor": "prism.subagents.supervisor",
     "create_supervisor": "prism.subagents.supervisor",
+    "WorktreeChildFactory": "prism.subagents.worktree",
+    "create_worktree_child_factory": "prism.subagents.worktree",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
 
@@ -66,6 +72,8 @@ __all__ = [
     "Supervisor",
     "SupervisorHooks",
     "UnknownChildError",
+    "WorktreeChildFactory",
     "create_supervisor",
+    "create_worktree_child_factory",
     "delegation_id_for",
 ]
