@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -71,6 +72,7 @@ Summarize = Callable[[str, int], "str | Awaitable[str]"]
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
 _TASK_PREVIEW = 200
+_TRACKED_RUNS = 4096
 _NO_BUDGET = Budget()
 
 
@@ -95,7 +97,9 @@ class Supervisor:
         self.max_answer_chars = max_answer_chars
         self._summarize = summarize
         self._running = 0
-        self._delegations: dict[tuple[str, str | None], int] = {}
+        # Delegations started per parent run; the oldest runs drop out first
+        # (a run this old is long over), so a long-lived process stays bounded.
+        self._delegations: OrderedDict[tuple[str, str | None], int] = OrderedDict()
         self._active: dict[str, AgentSession] = {}
         self._abort_reasons: dict[str, str] = {}
         self._listeners: list[AgentEventListener] = []
@@ -245,6 +249,9 @@ class Supervisor:
                 ),
             )
         self._delegations[key] = started + 1
+        self._delegations.move_to_end(key)
+        if len(self._delegations) > _TRACKED_RUNS:
+            self._delegations.popitem(last=False)
         self._running += 1
 
     async def _spawn_and_run(
