@@ -285,6 +285,8 @@ AgentEventType = Literal[
     "command_started",
     "command_finished",
     "plan_changed",
+    "subagent_started",
+    "subagent_stopped",
 ]
 
 
@@ -496,6 +498,42 @@ class PlanChangedEvent(_AgentEventBase):
     toolCallId: NotRequired[str]
 
 
+# --- sub-agent lifecycle events (prism.subagents; docs/subagents.md) ----------
+# Emitted on the parent's session by the supervisor's delegation tool; they
+# carry ids, names and counts. The task and any error text pass the parent
+# agent's redactor like every event.
+
+SubagentOutcome = Literal["success", "failure", "abort", "rejected", "suspended"]
+
+
+class SubagentStartedEvent(_AgentEventBase):
+    type: Literal["subagent_started"]
+    delegationId: str
+    child: str
+    """The child's name in the supervisor's catalog."""
+    childSessionId: str
+    toolCallId: str
+    resumed: bool
+    """True when the child continues from its own checkpoints."""
+    task: NotRequired[str]
+    """The task, at most 200 characters of it."""
+
+
+class SubagentStoppedEvent(_AgentEventBase):
+    type: Literal["subagent_stopped"]
+    delegationId: str
+    child: str
+    toolCallId: str
+    outcome: SubagentOutcome
+    """``suspended`` is not terminal: the child waits for approval."""
+    childSessionId: NotRequired[str]
+    """Absent for a rejection before the child existed."""
+    reason: NotRequired[str]
+    usage: NotRequired[Usage]
+    toolRounds: NotRequired[int]
+    pendingApprovals: NotRequired[int]
+
+
 AgentEvent: TypeAlias = (
     RunStartedEvent
     | MessageStartedEvent
@@ -518,5 +556,7 @@ AgentEvent: TypeAlias = (
     | CommandStartedEvent
     | CommandFinishedEvent
     | PlanChangedEvent
+    | SubagentStartedEvent
+    | SubagentStoppedEvent
 )
 """One agent event; narrow on ``event["type"]`` (docs/events.md)."""

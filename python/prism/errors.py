@@ -63,7 +63,12 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │    ├── WorkspaceDirtyError
      │    ├── WorkspaceGitError
      │    └── WorkspaceStoreError
-     └── InvalidMemoryIdError (ValueError)  (prism.memory) not an observational-memory id
+     ├── InvalidMemoryIdError (ValueError)  (prism.memory) not an observational-memory id
+     └── SubagentError                      (prism.subagents) a delegation did not end with its answer
+          ├── DelegationRejectedError          refused before the child existed (limits, factory)
+          │    └── UnknownChildError           the model named a child the supervisor lacks
+          ├── SubagentFailedError              the child's run failed
+          └── SubagentAbortedError             the child's run was aborted (abort, budget)
 
 tests/test_error_tree.py pins this drawing against the classes.
 """

@@ -235,6 +235,8 @@ class RunPort:
     emit_event: Emit
     append_batch: AppendBatch
     new_id: Callable[[], str]
+    store: Any = None
+    """The session's store, handed to tools (``ToolContext.store``)."""
 
     @property
     def run_id(self) -> str | None:

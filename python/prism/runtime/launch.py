@@ -23,6 +23,7 @@ from prism.runtime.context import (
 from prism.runtime.durable_steps import DurableSteps, JournaledSteps
 from prism.runtime.resolve import resolve_run_settings
 from prism.runtime.steps import Steps
+from prism.stores.base import SessionStore
 
 __all__ = ["new_run"]
 
@@ -61,6 +62,7 @@ def new_port(
     emit: Emit,
     append: AppendBatch,
     new_id: Callable[[], str],
+    store: SessionStore | None = None,
 ) -> RunPort:
     return RunPort(
         session_id=session_id,
@@ -70,4 +72,5 @@ def new_port(
         emit_event=emit,
         append_batch=append,
         new_id=new_id,
+        store=store,
     )

@@ -111,6 +111,7 @@ class RunDriver:
             lambda event: hub.emit(event, claim.run_id),
             self._writer.append_chain,
             journal.entry_id if journal is not None else self._new_id,
+            self._store,
         )
 
     def begin(

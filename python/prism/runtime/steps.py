@@ -193,7 +193,11 @@ class Steps:
             calls,
             registry=config.tools,
             context=ToolContext(
-                session_id=port.session_id, run_id=port.run_id, metadata=self.settings.metadata
+                session_id=port.session_id,
+                run_id=port.run_id,
+                metadata=self.settings.metadata,
+                emit=port.emit,
+                store=port.store,
             ),
             concurrency=self.tool_concurrency,
             middleware=config.middleware,

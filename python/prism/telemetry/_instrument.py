@@ -114,6 +114,10 @@ class Instrumentation:
         # bust). Kept per session across runs, least recently used first out.
         self._frontiers: OrderedDict[str, tuple[int, int]] = OrderedDict()
         self._detach: list[Callable[[], None]] = []
+        # A sub-agent's session id -> the parent's tool span it runs under
+        # (prism.subagents): its run span nests there. Dropped when it stops.
+        # The span is named after the child.
+        self._subagent_parents: dict[str, tuple[Span, str]] = {}
 
     def uninstrument(self) -> None:
         for detach in self._detach:
@@ -161,12 +165,16 @@ class Instrumentation:
         announced = event.get("model")
         model = announced if isinstance(announced, Mapping) else self._default_model
         run_id = str(event.get("runId", ""))
+        parent, name = self._subagent_parents.get(
+            str(event.get("sessionId", "")), (None, self._agent_name)
+        )
         span = self._tracer.start_span(
-            f"invoke_agent {self._agent_name}",
+            f"invoke_agent {name}",
+            context=trace.set_span_in_context(parent) if parent is not None else None,
             kind=SpanKind.INTERNAL,
             attributes={
                 OPERATION: "invoke_agent",
-                AGENT_NAME: self._agent_name,
+                AGENT_NAME: name,
                 PROVIDER: str(model.get("provider", "")),
                 REQUEST_MODEL: str(model.get("model", "")),
                 CONVERSATION: str(event.get("sessionId", "")),
@@ -382,6 +390,20 @@ class Instrumentation:
             run.results_pending -= 1
         run.turn_started_ns = now
 
+    # --- sub-agents ----------------------------------------------------------------
+
+    def _subagent_started(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
+        opened = run.tools.get(str(event.get("toolCallId", ""))) if run is not None else None
+        if opened is None:
+            return
+        if len(self._subagent_parents) >= MAX_TRACKED_SESSIONS:
+            self._subagent_parents.pop(next(iter(self._subagent_parents)))
+        child = str(event.get("child", "")) or self._agent_name
+        self._subagent_parents[str(event.get("childSessionId", ""))] = (opened[0], child)
+
+    def _subagent_stopped(self, _run: _RunSpans | None, event: Mapping[str, Any]) -> None:
+        self._subagent_parents.pop(str(event.get("childSessionId", "")), None)
+
     # --- compaction ----------------------------------------------------------------
 
     def _compaction_started(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
@@ -437,6 +459,8 @@ _HANDLERS: dict[str, _Handler] = {
     "tool_result": Instrumentation._tool_result,
     "compaction_started": Instrumentation._compaction_started,
     "compaction_finished": Instrumentation._compaction_finished,
+    "subagent_started": Instrumentation._subagent_started,
+    "subagent_stopped": Instrumentation._subagent_stopped,
 }
 
 

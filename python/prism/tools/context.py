@@ -29,6 +29,13 @@ class ToolContext:
     run_id: str | None = None
     tool_call_id: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    emit: Callable[[Any], Any] | None = None
+    """Emits an event (an ``AgentEvent`` dict) on the calling run's session:
+    stamped, redacted and fanned out like the runtime's own events (so it
+    reaches listeners and ``--mode json``). ``None`` outside a run."""
+    store: Any = None
+    """The calling session's ``SessionStore`` (``None`` outside a run), for
+    tools that keep sessions of their own beside it (sub-agents)."""
 
 
 class ToolArgumentsError(Exception):
