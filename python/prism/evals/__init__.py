@@ -1,0 +1,117 @@
+"""``prism.evals``: datasets of cases, evaluators, a concurrent runner over an
+agent, and reports (terminal, JSON, HTML, compare). A package above the
+runtime: it uses only the runtime's public API. See docs/evals.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from prism._lazy import attach
+
+if TYPE_CHECKING:
+    from prism.evals.case import (
+        Case,
+        EvalContext,
+        Evaluator,
+        EvaluatorResult,
+    )
+    from prism.evals.dataset import (
+        Dataset,
+        DatasetProblem,
+        load_dataset,
+    )
+    from prism.evals.errors import (
+        DatasetError,
+        EvalError,
+        EvalGateError,
+    )
+    from prism.evals.evaluators import (
+        Contains,
+        CostBudget,
+        Equals,
+        FunctionEvaluator,
+        IsType,
+        LatencyBudget,
+        MatchesJsonSchema,
+        Regex,
+        ToolCalls,
+        evaluator,
+        evaluator_from_spec,
+    )
+    from prism.evals.judge import (
+        LlmJudge,
+    )
+    from prism.evals.report import (
+        CaseRun,
+        EvalReport,
+        read_report,
+    )
+    from prism.evals.runner import (
+        Pricing,
+        run_eval,
+        run_eval_sync,
+    )
+
+_EXPORTS: dict[str, str] = {
+    "Case": "prism.evals.case",
+    "EvalContext": "prism.evals.case",
+    "Evaluator": "prism.evals.case",
+    "EvaluatorResult": "prism.evals.case",
+    "Dataset": "prism.evals.dataset",
+    "DatasetProblem": "prism.evals.dataset",
+    "load_dataset": "prism.evals.dataset",
+    "DatasetError": "prism.evals.errors",
+    "EvalError": "prism.evals.errors",
+    "EvalGateError": "prism.evals.errors",
+    "Contains": "prism.evals.evaluators",
+    "CostBudget": "prism.evals.evaluators",
+    "Equals": "prism.evals.evaluators",
+    "FunctionEvaluator": "prism.evals.evaluators",
+    "IsType": "prism.evals.evaluators",
+    "LatencyBudget": "prism.evals.evaluators",
+    "MatchesJsonSchema": "prism.evals.evaluators",
+    "Regex": "prism.evals.evaluators",
+    "ToolCalls": "prism.evals.evaluators",
+    "evaluator": "prism.evals.evaluators",
+    "evaluator_from_spec": "prism.evals.evaluators",
+    "LlmJudge": "prism.evals.judge",
+    "CaseRun": "prism.evals.report",
+    "EvalReport": "prism.evals.report",
+    "read_report": "prism.evals.report",
+    "Pricing": "prism.evals.runner",
+    "run_eval": "prism.evals.runner",
+    "run_eval_sync": "prism.evals.runner",
+}
+__getattr__, __dir__ = attach(__name__, _EXPORTS)
+
+__all__ = [
+    "Case",
+    "CaseRun",
+    "Contains",
+    "CostBudget",
+    "Dataset",
+    "DatasetError",
+    "DatasetProblem",
+    "Equals",
+    "EvalContext",
+    "EvalError",
+    "EvalGateError",
+    "EvalReport",
+    "Evaluator",
+    "EvaluatorResult",
+    "FunctionEvaluator",
+    "IsType",
+    "LatencyBudget",
+    "LlmJudge",
+    "MatchesJsonSchema",
+    "Pricing",
+    "Regex",
+    "ToolCalls",
+    "evaluator",
+    "evaluator_from_spec",
+    "load_dataset",
+    "read_report",
+    "run_eval",
+    "run_eval_sync",
+]
