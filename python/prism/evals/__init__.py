@@ -16,6 +16,11 @@ if TYPE_CHECKING:
         Evaluator,
         EvaluatorResult,
     )
+    from prism.evals.compare import (
+        CaseChange,
+        Comparison,
+        compare_reports,
+    )
     from prism.evals.dataset import (
         Dataset,
         DatasetProblem,
@@ -39,6 +44,10 @@ if TYPE_CHECKING:
         evaluator,
         evaluator_from_spec,
     )
+    from prism.evals.html_report import (
+        render_html,
+        write_html,
+    )
     from prism.evals.judge import (
         LlmJudge,
     )
@@ -51,6 +60,10 @@ if TYPE_CHECKING:
         Pricing,
         run_eval,
         run_eval_sync,
+    )
+    from prism.evals.terminal import (
+        format_report,
+        print_report,
     )
 
 _EXPORTS: dict[str, str] = {
@@ -80,6 +93,13 @@ _EXPORTS: dict[str, str] = {
     "EvalReport": "prism.evals.report",
     "read_report": "prism.evals.report",
     "Pricing": "prism.evals.runner",
+    "CaseChange": "prism.evals.compare",
+    "Comparison": "prism.evals.compare",
+    "compare_reports": "prism.evals.compare",
+    "render_html": "prism.evals.html_report",
+    "write_html": "prism.evals.html_report",
+    "format_report": "prism.evals.terminal",
+    "print_report": "prism.evals.terminal",
     "run_eval": "prism.evals.runner",
     "run_eval_sync": "prism.evals.runner",
 }
@@ -87,7 +107,9 @@ __getattr__, __dir__ = attach(__name__, _EXPORTS)
 
 __all__ = [
     "Case",
+    "CaseChange",
     "CaseRun",
+    "Comparison",
     "Contains",
     "CostBudget",
     "Dataset",
@@ -108,10 +130,15 @@ __all__ = [
     "Pricing",
     "Regex",
     "ToolCalls",
+    "compare_reports",
     "evaluator",
     "evaluator_from_spec",
+    "format_report",
     "load_dataset",
+    "print_report",
     "read_report",
+    "render_html",
     "run_eval",
     "run_eval_sync",
+    "write_html",
 ]

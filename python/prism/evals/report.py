@@ -80,7 +80,7 @@ class CaseRun:
             input=data.get("input"),
             expected=data.get("expected"),
             output=str(data.get("output", "")),
-            latency_s=float(data.get("latencyMs", 0)) / 1000,
+            latency_s=round(float(data.get("latencyMs", 0)) / 1000, 6),
             usage=dict(data.get("usage") or {}),
             cost=data.get("cost"),
             tool_calls=list(data.get("toolCalls") or []),
@@ -196,7 +196,7 @@ class EvalReport:
                 problems=[DatasetProblem(**p) for p in data.get("problems") or []],
                 config=dict(data.get("config") or {}),
                 started_at=str(data.get("startedAt", "")),
-                duration_s=float(data.get("durationMs", 0)) / 1000,
+                duration_s=round(float(data.get("durationMs", 0)) / 1000, 6),
                 store=data.get("store"),
             )
         except (KeyError, TypeError, ValueError) as error:

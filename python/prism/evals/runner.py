@@ -138,7 +138,7 @@ async def _attempt(plan: _Plan, case: Case, session_id: str) -> tuple[Any, Any, 
         outcome = TimeoutError(f"timed out after {plan.timeout_s}s")
     except Exception as error:
         outcome = error
-    return outcome, session, time.perf_counter() - started
+    return outcome, session, round(time.perf_counter() - started, 6)
 
 
 async def _run_case(plan: _Plan, case: Case, repeat: int) -> CaseRun:
@@ -255,7 +255,7 @@ async def run_eval(
             "model": dict(agent.config.model),
         },
         started_at=started_at,
-        duration_s=time.perf_counter() - started,
+        duration_s=round(time.perf_counter() - started, 6),
         store=store_label,
     )
 
