@@ -61,6 +61,9 @@ if TYPE_CHECKING:
         run_eval,
         run_eval_sync,
     )
+    from prism.evals.suite import (
+        EvalSuite,
+    )
     from prism.evals.terminal import (
         format_report,
         print_report,
@@ -93,6 +96,7 @@ _EXPORTS: dict[str, str] = {
     "EvalReport": "prism.evals.report",
     "read_report": "prism.evals.report",
     "Pricing": "prism.evals.runner",
+    "EvalSuite": "prism.evals.suite",
     "CaseChange": "prism.evals.compare",
     "Comparison": "prism.evals.compare",
     "compare_reports": "prism.evals.compare",
@@ -120,6 +124,7 @@ __all__ = [
     "EvalError",
     "EvalGateError",
     "EvalReport",
+    "EvalSuite",
     "Evaluator",
     "EvaluatorResult",
     "FunctionEvaluator",
