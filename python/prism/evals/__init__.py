@@ -44,6 +44,10 @@ if TYPE_CHECKING:
         evaluator,
         evaluator_from_spec,
     )
+    from prism.evals.gate import (
+        assert_case_passes,
+        parametrize_cases,
+    )
     from prism.evals.html_report import (
         render_html,
         write_html,
@@ -92,6 +96,8 @@ _EXPORTS: dict[str, str] = {
     "evaluator": "prism.evals.evaluators",
     "evaluator_from_spec": "prism.evals.evaluators",
     "LlmJudge": "prism.evals.judge",
+    "assert_case_passes": "prism.evals.gate",
+    "parametrize_cases": "prism.evals.gate",
     "CaseRun": "prism.evals.report",
     "EvalReport": "prism.evals.report",
     "read_report": "prism.evals.report",
@@ -135,11 +141,13 @@ __all__ = [
     "Pricing",
     "Regex",
     "ToolCalls",
+    "assert_case_passes",
     "compare_reports",
     "evaluator",
     "evaluator_from_spec",
     "format_report",
     "load_dataset",
+    "parametrize_cases",
     "print_report",
     "read_report",
     "render_html",
