@@ -3,7 +3,9 @@ judges, kept sessions (on a real SQLite store) and the concurrency bound."""
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from prism.evals import (
     Case,
     Contains,
     CostBudget,
+    Dataset,
     Equals,
     EvalContext,
     EvalError,
@@ -29,6 +32,7 @@ from prism.evals import (
     Regex,
     ToolCalls,
     evaluator,
+    render_html,
     run_eval,
 )
 from prism.providers import provider_done, provider_error, provider_text_delta
@@ -272,3 +276,42 @@ async def test_bad_runner_options_raise() -> None:
         await run_eval([], agent, timeout_s=0)
     with pytest.raises(EvalError, match="needs a prism Agent"):
         await run_eval([], object())
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("stream", "shown"), [(_Terminal, True), (io.StringIO, False)])
+async def test_the_progress_bar_shows_on_a_terminal_only(
+    monkeypatch: pytest.MonkeyPatch, stream: type[io.StringIO], shown: bool
+) -> None:
+    stderr = stream()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    dataset = Dataset((Case("france", "Capital of France?"),), name="geo")
+    await run_eval(dataset, qa_agent())
+    if shown:
+        assert "eval geo" in stderr.getvalue()
+    else:
+        assert stderr.getvalue() == ""
+
+
+async def test_secrets_stay_out_of_the_report() -> None:
+    secret = "s3cr3t-token-123"
+
+    def model(request: Any) -> list[Any]:
+        if "fail" in request["messages"][-1]["content"][0]["text"]:
+            return [provider_error(f"bad key {secret}", "auth", status=401)]
+        return [provider_text_delta(f"the key is {secret}"), provider_done()]
+
+    agent = create_agent(
+        model={"provider": "mock", "model": "m"},
+        provider=create_mock_provider(model),
+        secrets=[secret],
+    )
+    report = await run_eval(
+        [Case("leak", "tell me"), Case("fails", "fail now")], agent, evaluators=[Contains("key")]
+    )
+    assert [run.status for run in report.runs] == ["pass", "error"]
+    assert secret not in json.dumps(report.to_json()) + render_html(report)
