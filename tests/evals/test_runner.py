@@ -35,6 +35,7 @@ from prism.evals import (
     render_html,
     run_eval,
 )
+from prism.inspect import open_source
 from prism.providers import provider_done, provider_error, provider_text_delta
 
 pytestmark = pytest.mark.anyio
@@ -238,6 +239,12 @@ async def test_sessions_are_kept_on_the_store_for_the_inspector(tmp_path: Path) 
     tools = report.runs[0]
     assert [m["role"] for m in tools.messages] == ["user", "assistant", "tool", "assistant"]
     assert report.store == str(tmp_path / "sessions.sqlite")
+    # The inspector opens what the report names.
+    source = await open_source(report.store)
+    try:
+        assert sorted(await source.sessions()) == sorted(r.session_id for r in report.runs)
+    finally:
+        await source.aclose()
 
 
 async def test_the_runner_keeps_n_cases_in_flight() -> None:
@@ -315,3 +322,20 @@ async def test_secrets_stay_out_of_the_report() -> None:
     )
     assert [run.status for run in report.runs] == ["pass", "error"]
     assert secret not in json.dumps(report.to_json()) + render_html(report)
+
+
+async def test_structured_output_is_what_value_checks_see() -> None:
+    cases = [
+        Case(
+            "typed",
+            "json please",
+            expected=Weather(city="Oslo", celsius=4.5),
+            evaluators=(Equals(), IsType(Weather), MatchesJsonSchema({"required": ["celsius"]})),
+        )
+    ]
+    report = await run_eval(cases, qa_agent(), run_options={"output_type": Weather})
+    assert [(e.name, e.status) for e in report.runs[0].evaluators] == [
+        ("equals", "pass"),
+        ("type:Weather", "pass"),
+        ("json_schema", "pass"),
+    ]
