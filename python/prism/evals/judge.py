@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from prism.evals.case import EvalContext, Evaluator, EvaluatorResult
+from prism.stores import create_memory_session_store
 
 __all__ = ["JUDGE_SYSTEM", "LlmJudge", "parse_verdict"]
 
@@ -79,9 +80,7 @@ class LlmJudge(Evaluator):
             raise ConfigError("LlmJudge agent= must be a prism Agent (create_agent)")
         if agent is None:
             agent = create_agent(
-                model=dict(model or {"provider": "judge", "model": "judge"}),
-                provider=provider,
-                system=JUDGE_SYSTEM,
+                model=dict(model or {"provider": "judge", "model": "judge"}), provider=provider
             )
         self.agent = agent
         self.rubric = rubric
@@ -102,7 +101,10 @@ class LlmJudge(Evaluator):
         prompt = self.prompt(ctx, rubric)
         details: dict[str, Any] = {"prompt": prompt}
         try:
-            result = await self.agent.create_session().run(prompt)
+            # A throwaway store per grading: a long suite does not pile up
+            # its judge conversations in memory.
+            session = self.agent.create_session(None, create_memory_session_store())
+            result = await session.run(prompt, system=JUDGE_SYSTEM)
         except Exception as error:
             reason = f"judge_error: the judge run failed: {type(error).__name__}: {error}"
             return EvaluatorResult(self.name, "error", reason, details=details)
