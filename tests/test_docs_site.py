@@ -22,6 +22,7 @@ REFERENCE_MODULES = (
     "prism.coding",
     "prism.sandbox",
     "prism.inspect",
+    "prism.evals",
     "prism.durable",
     "prism.subagents",
     "prism.testing",

@@ -46,6 +46,9 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │                                      (prism.providers) a request an adapter cannot send
      ├── BodyError (ValueError)             (prism.providers) a message a native adapter's API cannot carry
      ├── InspectError                       (prism.inspect) the inspector cannot open what it was pointed at
+     ├── EvalError                          (prism.evals) an eval suite could not load, run or report
+     │    ├── DatasetError (ValueError)
+     │    └── EvalGateError (AssertionError)
      ├── SandboxError                       (prism.sandbox) a sandbox refused, failed or hit a limit
      │    ├── SandboxUnavailableError
      │    ├── SandboxClosedError

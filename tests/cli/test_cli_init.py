@@ -52,7 +52,9 @@ def test_generated_projects_pass_their_own_tests(prism_run: Any, tmp_path: Path)
     roots = []
     for template in TEMPLATES:
         root = tmp_path / f"gen-{template}"
-        assert prism_run("init", str(root), "--template", template).returncode == 0
+        # --with-evals adds files only: its projects run the template's own tests too.
+        done = prism_run("init", str(root), "--template", template, "--with-evals")
+        assert done.returncode == 0, done.stderr
         roots.append(root)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
@@ -63,7 +65,7 @@ def test_generated_projects_pass_their_own_tests(prism_run: Any, tmp_path: Path)
             sys.executable,
             "-m",
             "pytest",
-            "-q",
+            "-v",
             "-p",
             "no:cacheprovider",
             "--import-mode=importlib",
@@ -78,6 +80,11 @@ def test_generated_projects_pass_their_own_tests(prism_run: Any, tmp_path: Path)
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert " passed" in done.stdout and "failed" not in done.stdout
+    # One test per eval case, and the whole suite, in every project.
+    assert done.stdout.count("test_evals.py::test_case[greets] PASSED") == len(TEMPLATES)
+    assert done.stdout.count("test_evals.py::test_the_suite_passes") == len(TEMPLATES)
+    for root in roots:
+        assert "!evals/*.jsonl" in (root / ".gitignore").read_text()  # the dataset is kept
 
 
 def test_refuses_a_non_empty_destination_without_force(prism_run: Any, tmp_path: Path) -> None:

@@ -47,6 +47,7 @@ def _say(line: str) -> None:
 
 _SUBCOMMANDS = {
     "bench": ("prism.cli.bench", "bench_main"),
+    "eval": ("prism.cli.eval", "eval_main"),
     "init": ("prism.cli.init", "init_main"),
     "inspect": ("prism.cli.inspect", "inspect_main"),
     "providers": ("prism.cli.provider_config", "providers_main"),

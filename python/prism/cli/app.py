@@ -26,6 +26,7 @@ DESCRIPTION = (
 EPILOG = (
     "Also: prism init DIR [--template NAME] (a starter project), "
     "prism providers add|list (configured providers), "
+    "prism eval run|compare (eval suites and their reports), "
     "prism bench attention [--runs N] [--seed N] [--out DIR] (source checkout)."
 )
 

@@ -41,6 +41,14 @@ _COMMON = {
     "_common/package/__init__.py.tmpl": "{pkg}/__init__.py",
 }
 
+# --with-evals: an eval suite, its dataset and its tests, for any template.
+EVALS_FILES = {
+    "_evals/evals.py.tmpl": "{pkg}/evals.py",
+    "_evals/cases.jsonl.tmpl": "evals/cases.jsonl",
+    "_evals/README.md.tmpl": "evals/README.md",
+    "_evals/test_evals.py.tmpl": "tests/test_evals.py",
+}
+
 TEMPLATES: dict[str, Template] = {
     template.name: template
     for template in (
@@ -112,6 +120,11 @@ def _parser() -> _Parser:
     )
     parser.add_argument(
         "--force", action="store_true", help="Write into a non-empty directory (overwrites)."
+    )
+    parser.add_argument(
+        "--with-evals",
+        action="store_true",
+        help="Add an eval suite (prism eval) with its dataset and tests.",
     )
     return parser
 
@@ -224,7 +237,9 @@ def env_example(template: Template, key_env: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def generate(directory: Path, template_name: str, provider: str, *, force: bool) -> list[Path]:
+def generate(
+    directory: Path, template_name: str, provider: str, *, force: bool, with_evals: bool = False
+) -> list[Path]:
     """Write the project; the paths written, relative to ``directory``."""
     template = TEMPLATES.get(template_name)
     if template is None:
@@ -261,7 +276,8 @@ def generate(directory: Path, template_name: str, provider: str, *, force: bool)
         "                os.environ.setdefault(key.strip(), value.strip())\n"
     )
     outputs: dict[Path, str] = {}
-    for source, target in template.files.items():
+    files = {**template.files, **(EVALS_FILES if with_evals else {})}
+    for source, target in files.items():
         text = (TEMPLATES_DIR / source).read_text(encoding="utf-8")
         outputs[Path(target.replace("{pkg}", package))] = render(text, values)
     outputs[Path(".env.example")] = env_example(template, values["key_env"])
@@ -284,7 +300,13 @@ def init_main(args: Sequence[str]) -> int:
     if not parsed.dir:
         raise UsageProblem("init: DIR is required (or --list-templates)")
     directory = Path(parsed.dir)
-    written = generate(directory, parsed.template, parsed.provider, force=parsed.force)
+    written = generate(
+        directory,
+        parsed.template,
+        parsed.provider,
+        force=parsed.force,
+        with_evals=parsed.with_evals,
+    )
     sys.stdout.write(f"created {parsed.template} project in {directory}:\n")
     for path in written:
         sys.stdout.write(f"  {path}\n")
