@@ -52,6 +52,13 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │    ├── SandboxPathError (ValueError)
      │    ├── SandboxLimitError
      │    └── ProcessUnsupportedError
+     ├── WorkflowError                      (prism.workflows) a workflow could not be defined, run or resumed
+     │    ├── WorkflowDefinitionError (ValueError)
+     │    ├── WorkflowChangedError
+     │    ├── StepTypeError (TypeError)
+     │    ├── LoopLimitError
+     │    ├── StepInterruptedError
+     │    └── WorkflowStepError
      └── InvalidMemoryIdError (ValueError)  (prism.memory) not an observational-memory id
 
 tests/test_error_tree.py pins this drawing against the classes.
