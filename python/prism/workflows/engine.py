@@ -126,6 +126,16 @@ async def resume_workflow(
             return _finished(workflow_id, state.end, workflow)
         value = _load(workflow, state.via, state.value)
         log = WorkflowLog(store, workflow_id, state.last)
+        if state.step is None:  # the last step finished; its process died before the end
+            await log.write(
+                {
+                    "t": "end",
+                    "status": "completed",
+                    "value": state.value,
+                    "via": list(state.via or ()),
+                }
+            )
+            return WorkflowResult(workflow_id, "completed", value)
         return await _Driver(workflow, log, state, answers).drive(value)
 
 
