@@ -302,7 +302,7 @@ class _Driver:
                 await self._fail(step, error)
                 raise WorkflowStepError(
                     f"step {step.name!r} of workflow {self.workflow.name!r} failed:"
-                    f" {type(error).__name__}",
+                    f" {_describe(error)}",
                     step=step.name,
                 ) from error
             if target is None:
@@ -504,13 +504,9 @@ class _Driver:
         return WorkflowResult(self.log.workflow_id, "paused", None, approvals)
 
     async def _fail(self, step: Step, error: BaseException) -> None:
-        info: dict[str, Any] = {"type": type(error).__name__}
-        # A host exception's text may hold anything (a secret); only Prism's
-        # own messages, written not to, are stored.
-        if isinstance(error, PrismError):
-            info.update(message=str(error), code=error.code)
-        else:
-            info.update(message=type(error).__name__, code="step_error")
+        info: dict[str, Any] = {"type": type(error).__name__, "message": _describe(error)}
+        info["code"] = error.code if isinstance(error, PrismError) else "step_error"
+
         with anyio.CancelScope(shield=True):
             await self.log.write(
                 {
@@ -521,6 +517,14 @@ class _Driver:
                     "error": info,
                 }
             )
+
+
+def _describe(error: BaseException) -> str:
+    """A host exception's text may hold anything (a secret): only Prism's own
+    messages, written not to, are kept; others are named by their type."""
+    if isinstance(error, PrismError):
+        return f"{type(error).__name__}: {error}"
+    return type(error).__name__
 
 
 def _plain_target(target: Any) -> str | None:
