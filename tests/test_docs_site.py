@@ -23,6 +23,7 @@ REFERENCE_MODULES = (
     "prism.sandbox",
     "prism.inspect",
     "prism.durable",
+    "prism.workflows",
     "prism.testing",
 )
 

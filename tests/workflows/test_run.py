@@ -280,3 +280,31 @@ async def test_the_background_handle_awaits_queries_and_cancels(tmp_path: Path) 
     release2.set()
     resumed = start_workflow_background(flow2, store=store, workflow_id="w2", resume=True)
     assert (await resumed.result()).output == 1
+
+
+async def test_a_tool_step_calls_its_tool_with_the_returned_arguments(tmp_path: Path) -> None:
+    from prism.tools import define_tool
+
+    store = create_jsonl_session_store(tmp_path / "s.jsonl")
+    calls: list[dict[str, Any]] = []
+
+    def lookup(args: dict[str, Any], ctx: Any) -> str:
+        calls.append(args)
+        if args["sku"] == "gone":
+            raise LookupError("no such sku")
+        return f"stock of {args['sku']}: 3"
+
+    flow = Workflow("tools")
+
+    @flow.tool(define_tool("lookup", lookup, idempotent=True), next=END)
+    def ask(sku: str) -> dict[str, Any]:
+        return {"sku": sku}
+
+    assert flow.steps["ask"].idempotent
+    result = await run_workflow(flow, "A-1", store=store, workflow_id="w")
+    assert calls == [{"sku": "A-1"}]
+    assert result.output == {"toolCallId": "w:0", "name": "lookup", "value": "stock of A-1: 3"}
+    with pytest.raises(WorkflowError, match="tool 'lookup' of step 'ask' failed") as caught:
+        await run_workflow(flow, "gone", store=store, workflow_id="w2")
+    assert caught.value.code == "tool_error"
+    assert (await workflow_status(store, "w2")).state == "failed"

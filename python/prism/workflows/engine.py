@@ -550,4 +550,15 @@ async def _run_tool(step: Step, ctx: StepContext, arguments: Any) -> Any:
     tool = step.options["tool"]
     registry = create_tool_registry([tool])
     call = {"id": f"{ctx.workflow_id}:{ctx.seq}", "name": tool.name, "arguments": arguments}
-    return await dispatch_tool_call(call, registry=registry, redactor=create_redactor())  # type: ignore[arg-type]
+    result: dict[str, Any] = dict(
+        await dispatch_tool_call(call, registry=registry, redactor=create_redactor())  # type: ignore[arg-type]
+    )
+    if result.get("isError"):
+        value = result.get("value")
+        error: dict[str, Any] = value if isinstance(value, dict) else {}
+        raise WorkflowError(
+            f"tool {tool.name!r} of step {step.name!r} failed: {error.get('message', '')}",
+            code=str(error.get("code") or "tool_error"),
+            step=step.name,
+        )
+    return result
