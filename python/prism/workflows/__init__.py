@@ -23,8 +23,10 @@ if TYPE_CHECKING:
     from prism.workflows.context import (
         StepContext,
     )
-    from prism.workflows.engine import (
+    from prism.workflows.driver import (
         WorkflowResult,
+    )
+    from prism.workflows.engine import (
         resume_workflow,
         run_workflow,
     )
@@ -52,7 +54,7 @@ _EXPORTS: dict[str, str] = {
     "start_workflow_background": "prism.workflows.background",
     "workflow_status": "prism.workflows.background",
     "StepContext": "prism.workflows.context",
-    "WorkflowResult": "prism.workflows.engine",
+    "WorkflowResult": "prism.workflows.driver",
     "resume_workflow": "prism.workflows.engine",
     "run_workflow": "prism.workflows.engine",
     "LoopLimitError": "prism.workflows.errors",
