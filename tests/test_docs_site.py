@@ -25,6 +25,7 @@ REFERENCE_MODULES = (
     "prism.evals",
     "prism.durable",
     "prism.subagents",
+    "prism.workflows",
     "prism.testing",
 )
 

@@ -66,6 +66,13 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │    ├── WorkspaceDirtyError
      │    ├── WorkspaceGitError
      │    └── WorkspaceStoreError
+     ├── WorkflowError                      (prism.workflows) a workflow could not be defined, run or resumed
+     │    ├── WorkflowDefinitionError (ValueError)
+     │    ├── WorkflowChangedError
+     │    ├── StepTypeError (TypeError)
+     │    ├── LoopLimitError
+     │    ├── StepInterruptedError
+     │    └── WorkflowStepError
      ├── InvalidMemoryIdError (ValueError)  (prism.memory) not an observational-memory id
      └── SubagentError                      (prism.subagents) a delegation did not end with its answer
           ├── DelegationRejectedError          refused before the child existed (limits, factory)
