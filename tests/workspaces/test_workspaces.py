@@ -287,3 +287,23 @@ async def test_two_hosts_on_one_store_do_not_mutate_one_workspace_at_once(
     assert closed.fence > held.token  # two's lease came after one's
     await one.close()
     await two.close()
+
+
+async def test_a_failed_create_rolls_back_the_legs_it_added(
+    tmp_path: Path, repo: Path, worktree_dir: Path
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    run_git(empty, "init", "-q", "-b", "main")  # no commit: nothing to branch from
+    workspaces = create_workspaces(
+        worktree_roots={"app": repo, "empty": empty}, worktree_dir=worktree_dir
+    )
+    with pytest.raises(WorkspaceGitError, match="creating workspace 'ws-1' failed") as caught:
+        await workspaces.create("ws-1", scope=SCOPE, legs=[LegRequest("app"), LegRequest("empty")])
+    record = caught.value.record
+    assert record is not None and record.state == "closed"
+    assert await workspaces.get("ws-1", scope=SCOPE) == record
+    assert worktrees(repo) == {repo.resolve()}
+    assert "agent/ws-1" not in branches(repo)
+    again = await workspaces.create("ws-1", scope=SCOPE, legs=[LegRequest("app")])
+    assert again.state == "open"
