@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NotRequired, get_args, get_origin, get_type_hints
 
 import anyio
 import pytest
 from subagent_scenario import MODEL, child_script, parent_script
 
+from prism.contracts import AgentEvent
 from prism.errors import ConfigError
 from prism.providers import (
     create_mock_provider,
@@ -395,3 +396,14 @@ async def test_a_child_that_finished_before_its_outcome_was_stored_is_not_rerun(
     entries = await h.store.list(delegation)
     assert sum(e["kind"] == "message" and e["message"]["role"] == "assistant" for e in entries) == 1
     assert [o.outcome for o in h.outcomes] == ["success"]
+
+
+async def test_lifecycle_events_match_their_typed_contract() -> None:
+    by_type = {get_args(get_type_hints(c)["type"])[0]: c for c in get_args(AgentEvent)}
+    h = Harness(max_concurrency=1)
+    await h.run([("c1", "explorer"), ("c2", "nobody")])
+    assert {e["type"] for e in h.events} == {"subagent_started", "subagent_stopped"}
+    for event in h.events:
+        hints = get_type_hints(by_type[event["type"]], include_extras=True)
+        required = {k for k, hint in hints.items() if get_origin(hint) is not NotRequired}
+        assert required <= set(event) <= set(hints), event
