@@ -93,6 +93,16 @@ TEMPLATES: dict[str, Template] = {
 }
 
 
+# Add-ons any template can take (``--with-workflows``): files rendered like
+# the template's own.
+ADDONS: dict[str, Mapping[str, str]] = {
+    "workflows": {
+        "_addons/workflows/workflow_example.py.tmpl": "{pkg}/workflow_example.py",
+        "_addons/workflows/test_workflow_example.py.tmpl": "tests/test_workflow_example.py",
+    },
+}
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageProblem(f"init: {message}")
@@ -109,6 +119,11 @@ def _parser() -> _Parser:
     parser.add_argument("--list-templates", action="store_true", help="List templates and exit.")
     parser.add_argument(
         "--provider", default="mock", metavar="NAME", help="mock (default) or a provider preset."
+    )
+    parser.add_argument(
+        "--with-workflows",
+        action="store_true",
+        help="Add a durable workflow (prism.workflows) and its test.",
     )
     parser.add_argument(
         "--force", action="store_true", help="Write into a non-empty directory (overwrites)."
@@ -224,8 +239,16 @@ def env_example(template: Template, key_env: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def generate(directory: Path, template_name: str, provider: str, *, force: bool) -> list[Path]:
-    """Write the project; the paths written, relative to ``directory``."""
+def generate(
+    directory: Path,
+    template_name: str,
+    provider: str,
+    *,
+    force: bool,
+    addons: Sequence[str] = (),
+) -> list[Path]:
+    """Write the project (with the named ``ADDONS``); the paths written,
+    relative to ``directory``."""
     template = TEMPLATES.get(template_name)
     if template is None:
         raise UsageProblem(
@@ -261,7 +284,10 @@ def generate(directory: Path, template_name: str, provider: str, *, force: bool)
         "                os.environ.setdefault(key.strip(), value.strip())\n"
     )
     outputs: dict[Path, str] = {}
-    for source, target in template.files.items():
+    files = dict(template.files)
+    for addon in addons:
+        files.update(ADDONS[addon])
+    for source, target in files.items():
         text = (TEMPLATES_DIR / source).read_text(encoding="utf-8")
         outputs[Path(target.replace("{pkg}", package))] = render(text, values)
     outputs[Path(".env.example")] = env_example(template, values["key_env"])
@@ -284,7 +310,10 @@ def init_main(args: Sequence[str]) -> int:
     if not parsed.dir:
         raise UsageProblem("init: DIR is required (or --list-templates)")
     directory = Path(parsed.dir)
-    written = generate(directory, parsed.template, parsed.provider, force=parsed.force)
+    addons = ["workflows"] if parsed.with_workflows else []
+    written = generate(
+        directory, parsed.template, parsed.provider, force=parsed.force, addons=addons
+    )
     sys.stdout.write(f"created {parsed.template} project in {directory}:\n")
     for path in written:
         sys.stdout.write(f"  {path}\n")
