@@ -144,3 +144,44 @@ def test_generated_readme_installs_prism_from_a_built_wheel(
     readme = (target / "README.md").read_text(encoding="utf-8")
     wheel = readme.index("pip install /path/to/prism/dist/prism_harness-*.whl")
     assert wheel < readme.index("pip install -e '.[test]'")
+
+
+def test_with_workflows_adds_a_workflow_that_passes_its_test_in_every_template(
+    prism_run: Any, tmp_path: Path
+) -> None:
+    roots = []
+    for template in TEMPLATES:
+        root = tmp_path / f"wf-{template}"
+        done = prism_run("init", str(root), "--template", template, "--with-workflows")
+        assert done.returncode == 0, done.stderr
+        package = f"wf_{template.replace('-', '_')}"
+        assert (root / package / "workflow_example.py").is_file()
+        assert (root / "tests" / "test_workflow_example.py").is_file()
+        roots.append(root)
+    plain = tmp_path / "plain"
+    assert prism_run("init", str(plain)).returncode == 0
+    assert not (plain / "tests" / "test_workflow_example.py").exists()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [*(str(r) for r in roots), *filter(None, [env.get("PYTHONPATH")])]
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--import-mode=importlib",
+            *(str(r / "tests" / "test_workflow_example.py") for r in roots),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout

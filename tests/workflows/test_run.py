@@ -18,6 +18,7 @@ from prism.workflows import (
     LoopLimitError,
     Route,
     StepContext,
+    StepInterruptedError,
     StepTypeError,
     Workflow,
     WorkflowChangedError,
@@ -308,3 +309,79 @@ async def test_a_tool_step_calls_its_tool_with_the_returned_arguments(tmp_path: 
         await run_workflow(flow, "gone", store=store, workflow_id="w2")
     assert caught.value.code == "tool_error"
     assert (await workflow_status(store, "w2")).state == "failed"
+
+
+async def test_a_cut_off_non_idempotent_step_asks_before_it_runs_again(tmp_path: Path) -> None:
+    store = create_jsonl_session_store(tmp_path / "s.jsonl")
+    entered = anyio.Event()
+    runs: list[int] = []
+
+    def charging(block: bool) -> Workflow:
+        flow = Workflow("charge")
+
+        @flow.step(next=END)
+        async def charge(cents: int) -> int:
+            runs.append(cents)
+            if block:
+                entered.set()
+                await anyio.Event().wait()  # cut off here by the cancel below
+            return cents
+
+        return flow
+
+    for workflow_id, answer in (("w1", ApprovalDecision.deny("charged by hand")), ("w2", True)):
+        runs.clear()
+        handle = start_workflow_background(charging(True), 5, store=store, workflow_id=workflow_id)
+        await entered.wait()
+        entered = anyio.Event()
+        handle.cancel()
+        with pytest.raises(WorkflowError, match="cancelled"):
+            await handle.result()
+        paused = await resume_workflow(charging(False), store=store, workflow_id=workflow_id)
+        (approval,) = paused.pending_approvals
+        assert "started and did not finish" in approval["reason"]
+        assert runs.count(5) == 1  # not run again without a decision
+        if answer is True:
+            done = await resume_workflow(
+                charging(False),
+                store=store,
+                workflow_id=workflow_id,
+                decisions={approval["id"]: answer},
+            )
+            assert done.output == 5 and runs == [5, 5]
+        else:
+            with pytest.raises(StepInterruptedError, match="charged by hand"):
+                await resume_workflow(
+                    charging(False),
+                    store=store,
+                    workflow_id=workflow_id,
+                    decisions={approval["id"]: answer},
+                )
+            assert (await workflow_status(store, workflow_id)).state == "failed"
+            assert runs == [5]
+
+
+async def test_each_outer_round_restarts_the_inner_loops_count(tmp_path: Path) -> None:
+    store = create_jsonl_session_store(tmp_path / "s.jsonl")
+    flow = Workflow("nested")
+
+    class Job(BaseModel):
+        task: int = 0
+        tries: int = 0
+
+    @flow.step(next="check", idempotent=True)
+    def work(job: Job) -> Job:
+        return job.model_copy(update={"tries": job.tries + 1})
+
+    @flow.gate(routes={"retry": loop(work, max=2), "ok": "next_task"})
+    def check(job: Job) -> str:
+        return "ok" if job.tries == 3 else "retry"  # every task needs both retries
+
+    @flow.gate(routes={"more": loop(work, max=5), "done": END})
+    def next_task(job: Job) -> Route:
+        if job.task == 2:
+            return Route("done", job)
+        return Route("more", Job(task=job.task + 1))
+
+    result = await run_workflow(flow, Job(), store=store, workflow_id="w")
+    assert result.output == Job(task=2, tries=3)

@@ -41,14 +41,6 @@ _COMMON = {
     "_common/package/__init__.py.tmpl": "{pkg}/__init__.py",
 }
 
-# --with-evals: an eval suite, its dataset and its tests, for any template.
-EVALS_FILES = {
-    "_evals/evals.py.tmpl": "{pkg}/evals.py",
-    "_evals/cases.jsonl.tmpl": "evals/cases.jsonl",
-    "_evals/README.md.tmpl": "evals/README.md",
-    "_evals/test_evals.py.tmpl": "tests/test_evals.py",
-}
-
 TEMPLATES: dict[str, Template] = {
     template.name: template
     for template in (
@@ -101,6 +93,23 @@ TEMPLATES: dict[str, Template] = {
 }
 
 
+# Add-ons any template can take (``--with-workflows``, ``--with-evals``):
+# files rendered like the template's own.
+ADDONS: dict[str, Mapping[str, str]] = {
+    "workflows": {
+        "_addons/workflows/workflow_example.py.tmpl": "{pkg}/workflow_example.py",
+        "_addons/workflows/test_workflow_example.py.tmpl": "tests/test_workflow_example.py",
+    },
+    # An eval suite, its dataset and its tests.
+    "evals": {
+        "_evals/evals.py.tmpl": "{pkg}/evals.py",
+        "_evals/cases.jsonl.tmpl": "evals/cases.jsonl",
+        "_evals/README.md.tmpl": "evals/README.md",
+        "_evals/test_evals.py.tmpl": "tests/test_evals.py",
+    },
+}
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageProblem(f"init: {message}")
@@ -117,6 +126,11 @@ def _parser() -> _Parser:
     parser.add_argument("--list-templates", action="store_true", help="List templates and exit.")
     parser.add_argument(
         "--provider", default="mock", metavar="NAME", help="mock (default) or a provider preset."
+    )
+    parser.add_argument(
+        "--with-workflows",
+        action="store_true",
+        help="Add a durable workflow (prism.workflows) and its test.",
     )
     parser.add_argument(
         "--force", action="store_true", help="Write into a non-empty directory (overwrites)."
@@ -238,9 +252,15 @@ def env_example(template: Template, key_env: str) -> str:
 
 
 def generate(
-    directory: Path, template_name: str, provider: str, *, force: bool, with_evals: bool = False
+    directory: Path,
+    template_name: str,
+    provider: str,
+    *,
+    force: bool,
+    addons: Sequence[str] = (),
 ) -> list[Path]:
-    """Write the project; the paths written, relative to ``directory``."""
+    """Write the project (with the named ``ADDONS``); the paths written,
+    relative to ``directory``."""
     template = TEMPLATES.get(template_name)
     if template is None:
         raise UsageProblem(
@@ -276,7 +296,9 @@ def generate(
         "                os.environ.setdefault(key.strip(), value.strip())\n"
     )
     outputs: dict[Path, str] = {}
-    files = {**template.files, **(EVALS_FILES if with_evals else {})}
+    files = dict(template.files)
+    for addon in addons:
+        files.update(ADDONS[addon])
     for source, target in files.items():
         text = (TEMPLATES_DIR / source).read_text(encoding="utf-8")
         outputs[Path(target.replace("{pkg}", package))] = render(text, values)
@@ -300,12 +322,13 @@ def init_main(args: Sequence[str]) -> int:
     if not parsed.dir:
         raise UsageProblem("init: DIR is required (or --list-templates)")
     directory = Path(parsed.dir)
+    addons = [
+        name
+        for name, wanted in (("workflows", parsed.with_workflows), ("evals", parsed.with_evals))
+        if wanted
+    ]
     written = generate(
-        directory,
-        parsed.template,
-        parsed.provider,
-        force=parsed.force,
-        with_evals=parsed.with_evals,
+        directory, parsed.template, parsed.provider, force=parsed.force, addons=addons
     )
     sys.stdout.write(f"created {parsed.template} project in {directory}:\n")
     for path in written:

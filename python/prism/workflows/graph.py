@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import sys
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -225,7 +226,10 @@ class Workflow:
             name = fn.__name__
             if name in self.steps:
                 raise WorkflowDefinitionError(f"workflow {self.name!r} already has a step {name!r}")
-            value_type, output_type, parameters = _signature(self.name, kind, fn)
+            # The defining scope's names, so annotations naming a local class
+            # resolve (``from __future__ import annotations`` makes them strings).
+            scope = sys._getframe(1).f_locals
+            value_type, output_type, parameters = _signature(self.name, kind, fn, scope)
             self.steps[name] = Step(
                 name,
                 kind,
@@ -282,11 +286,11 @@ class Workflow:
 
 
 def _signature(
-    workflow: str, kind: str, fn: Callable[..., Any]
+    workflow: str, kind: str, fn: Callable[..., Any], scope: Mapping[str, Any]
 ) -> tuple[Any, Any, tuple[str, ...]]:
     where = f"step {fn.__name__!r} of workflow {workflow!r}"
     try:
-        hints = typing.get_type_hints(fn)
+        hints = typing.get_type_hints(fn, localns=dict(scope))
     except Exception as error:  # an annotation that does not resolve
         raise WorkflowDefinitionError(f"{where}: cannot read its annotations ({error})") from None
     values: list[str] = []
