@@ -23,7 +23,9 @@ from prism.evals import (
 def test_jsonl_rows_load_and_bad_rows_are_reported_with_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "qa.jsonl"
     rows = [
-        json.dumps({"name": "france", "input": "Capital of France?", "expected": "Paris"}),
+        json.dumps(
+            {"name": "france", "input": "Capital of France?", "expected": "Paris", "timeout_s": 5}
+        ),
         "",
         '{"name": "broken", "input": ',
         json.dumps(
@@ -38,6 +40,7 @@ def test_jsonl_rows_load_and_bad_rows_are_reported_with_file_and_line(tmp_path: 
     assert dataset.name == "qa"
     assert [c.name for c in dataset.cases] == ["france", "qa-4"]
     assert dataset.cases[1].source == f"{path}:4"
+    assert dataset.cases[0].timeout_s == 5
     assert isinstance(dataset.cases[1].evaluators[0], Contains)
     assert [(p.file, p.line) for p in dataset.problems] == [
         (str(path), 3),
@@ -115,6 +118,8 @@ def test_cases_in_code_are_validated() -> None:
         Case("", "hi")
     with pytest.raises(DatasetError, match="is not an Evaluator"):
         Case("a", "hi", evaluators=(lambda ctx: True,))  # type: ignore[arg-type]
+    with pytest.raises(DatasetError, match="timeout_s must be a number > 0"):
+        Case("a", "hi", timeout_s=0)
     with pytest.raises(DatasetError, match="two cases are named 'a'"):
         Dataset((Case("a", "hi"), Case("a", "ho")))
 

@@ -154,12 +154,16 @@ async def test_transient_errors_are_retried_in_a_fresh_session() -> None:
 
 
 async def test_a_case_past_its_timeout_is_an_error_and_the_rest_still_run() -> None:
-    cases = [Case("stuck", "never answer"), Case("france", "Capital of France?", expected="Paris")]
-    report = await run_eval(cases, qa_agent(), evaluators=[Equals()], timeout_s=0.2)
+    cases = [
+        Case("stuck", "never answer", timeout_s=0.05),  # its own timeout
+        Case("stuck-too", "never answer either"),  # the run's
+        Case("france", "Capital of France?", expected="Paris", timeout_s=600),
+    ]
+    report = await run_eval(cases, qa_agent(), evaluators=[Equals()], timeout_s=0.1)
     by_case = {run.case: run for run in report.runs}
-    assert by_case["stuck"].status == "error"
-    assert by_case["stuck"].error == "TimeoutError: timed out after 0.2s"
-    assert by_case["france"].status == "pass"
+    assert by_case["stuck"].error == "TimeoutError: timed out after 0.05s"
+    assert by_case["stuck-too"].error == "TimeoutError: timed out after 0.1s"
+    assert [by_case[c].status for c in by_case] == ["error", "error", "pass"]
 
 
 async def test_the_judge_records_its_prompt_and_verdict() -> None:

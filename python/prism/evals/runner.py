@@ -129,13 +129,14 @@ async def _grade(evaluator: Evaluator, ctx: EvalContext) -> EvaluatorResult:
 async def _attempt(plan: _Plan, case: Case, session_id: str) -> tuple[Any, Any, float]:
     """One agent run: (result or the exception, the session, seconds)."""
     session = plan.agent.create_session(session_id, plan.store)
+    timeout = case.timeout_s if case.timeout_s is not None else plan.timeout_s
     started = time.perf_counter()
     outcome: Any
     try:
-        with anyio.fail_after(plan.timeout_s if plan.timeout_s is not None else math.inf):
+        with anyio.fail_after(timeout if timeout is not None else math.inf):
             outcome = await session.run(case.input, **plan.run_options)
     except TimeoutError:
-        outcome = TimeoutError(f"timed out after {plan.timeout_s}s")
+        outcome = TimeoutError(f"timed out after {timeout}s")
     except Exception as error:
         outcome = error
     return outcome, session, round(time.perf_counter() - started, 6)
