@@ -4,6 +4,7 @@ line while the other rows still load; a file that cannot be read raises."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,13 @@ def test_cases_in_code_are_validated() -> None:
 def test_bad_assertion_specs_say_what_is_wrong(spec: object, message: str) -> None:
     with pytest.raises(DatasetError, match=message):
         evaluator_from_spec(spec)
+
+
+def test_yaml_without_pyyaml_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(YAML, encoding="utf-8")
+    monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml -> ImportError
+    with pytest.raises(DatasetError, match=r"pip install 'prism-harness\[evals\]'"):
+        load_dataset(path)

@@ -32,6 +32,7 @@ from prism.evals import (
     Regex,
     ToolCalls,
     evaluator,
+    evaluator_from_spec,
     render_html,
     run_eval,
 )
@@ -345,3 +346,17 @@ async def test_structured_output_is_what_value_checks_see() -> None:
         ("type:Weather", "pass"),
         ("json_schema", "pass"),
     ]
+
+
+async def test_an_llm_rubric_assertion_is_graded_by_the_runs_judge() -> None:
+    rubric = evaluator_from_spec({"type": "llm_rubric", "value": "Is polite."})
+    case = Case("polite", "Capital of France?", evaluators=(rubric,))
+    verdict = json.dumps({"pass": False, "reason": "curt"})
+    judge = LlmJudge(provider=judge_provider(verdict))
+    report = await run_eval([case], qa_agent(), judge=judge)
+    result = report.runs[0].evaluators[0]
+    assert (result.status, result.reason) == ("fail", "curt")
+    assert "<rubric>\nIs polite.\n</rubric>" in result.details["prompt"]
+    assert judge.rubric is None  # the run's judge itself is unchanged
+    alone = await run_eval([case], qa_agent())
+    assert alone.runs[0].evaluators[0].reason == "the case has a rubric but the run has no judge"
