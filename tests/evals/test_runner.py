@@ -360,3 +360,21 @@ async def test_an_llm_rubric_assertion_is_graded_by_the_runs_judge() -> None:
     assert judge.rubric is None  # the run's judge itself is unchanged
     alone = await run_eval([case], qa_agent())
     assert alone.runs[0].evaluators[0].reason == "the case has a rubric but the run has no judge"
+
+
+@pytest.mark.parametrize(("status", "retried"), [(429, True), (503, True), (401, False)])
+async def test_only_transient_provider_errors_are_retried(status: int, retried: bool) -> None:
+    calls = {"n": 0}
+
+    def model(request: Any) -> list[Any]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return [provider_error("nope", "http_error", status=status)]
+        return [provider_text_delta("ok"), provider_done()]
+
+    agent = create_agent(
+        model={"provider": "mock", "model": "m"}, provider=create_mock_provider(model)
+    )
+    report = await run_eval([Case("a", "hi")], agent, retries=3, retry_backoff_s=0)
+    run = report.runs[0]
+    assert (run.status, run.attempts) == (("pass", 2) if retried else ("error", 1))
