@@ -4,6 +4,7 @@ line while the other rows still load; a file that cannot be read raises."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,9 @@ from prism.evals import (
 def test_jsonl_rows_load_and_bad_rows_are_reported_with_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "qa.jsonl"
     rows = [
-        json.dumps({"name": "france", "input": "Capital of France?", "expected": "Paris"}),
+        json.dumps(
+            {"name": "france", "input": "Capital of France?", "expected": "Paris", "timeout_s": 5}
+        ),
         "",
         '{"name": "broken", "input": ',
         json.dumps(
@@ -38,6 +41,7 @@ def test_jsonl_rows_load_and_bad_rows_are_reported_with_file_and_line(tmp_path: 
     assert dataset.name == "qa"
     assert [c.name for c in dataset.cases] == ["france", "qa-4"]
     assert dataset.cases[1].source == f"{path}:4"
+    assert dataset.cases[0].timeout_s == 5
     assert isinstance(dataset.cases[1].evaluators[0], Contains)
     assert [(p.file, p.line) for p in dataset.problems] == [
         (str(path), 3),
@@ -115,6 +119,8 @@ def test_cases_in_code_are_validated() -> None:
         Case("", "hi")
     with pytest.raises(DatasetError, match="is not an Evaluator"):
         Case("a", "hi", evaluators=(lambda ctx: True,))  # type: ignore[arg-type]
+    with pytest.raises(DatasetError, match="timeout_s must be a number > 0"):
+        Case("a", "hi", timeout_s=0)
     with pytest.raises(DatasetError, match="two cases are named 'a'"):
         Dataset((Case("a", "hi"), Case("a", "ho")))
 
@@ -134,3 +140,13 @@ def test_cases_in_code_are_validated() -> None:
 def test_bad_assertion_specs_say_what_is_wrong(spec: object, message: str) -> None:
     with pytest.raises(DatasetError, match=message):
         evaluator_from_spec(spec)
+
+
+def test_yaml_without_pyyaml_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(YAML, encoding="utf-8")
+    monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml -> ImportError
+    with pytest.raises(DatasetError, match=r"pip install 'prism-harness\[evals\]'"):
+        load_dataset(path)

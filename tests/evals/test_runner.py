@@ -32,6 +32,7 @@ from prism.evals import (
     Regex,
     ToolCalls,
     evaluator,
+    evaluator_from_spec,
     render_html,
     run_eval,
 )
@@ -154,12 +155,16 @@ async def test_transient_errors_are_retried_in_a_fresh_session() -> None:
 
 
 async def test_a_case_past_its_timeout_is_an_error_and_the_rest_still_run() -> None:
-    cases = [Case("stuck", "never answer"), Case("france", "Capital of France?", expected="Paris")]
-    report = await run_eval(cases, qa_agent(), evaluators=[Equals()], timeout_s=0.2)
+    cases = [
+        Case("stuck", "never answer", timeout_s=0.05),  # its own timeout
+        Case("stuck-too", "never answer either"),  # the run's
+        Case("france", "Capital of France?", expected="Paris", timeout_s=600),
+    ]
+    report = await run_eval(cases, qa_agent(), evaluators=[Equals()], timeout_s=0.1)
     by_case = {run.case: run for run in report.runs}
-    assert by_case["stuck"].status == "error"
-    assert by_case["stuck"].error == "TimeoutError: timed out after 0.2s"
-    assert by_case["france"].status == "pass"
+    assert by_case["stuck"].error == "TimeoutError: timed out after 0.05s"
+    assert by_case["stuck-too"].error == "TimeoutError: timed out after 0.1s"
+    assert [by_case[c].status for c in by_case] == ["error", "error", "pass"]
 
 
 async def test_the_judge_records_its_prompt_and_verdict() -> None:
@@ -341,3 +346,35 @@ async def test_structured_output_is_what_value_checks_see() -> None:
         ("type:Weather", "pass"),
         ("json_schema", "pass"),
     ]
+
+
+async def test_an_llm_rubric_assertion_is_graded_by_the_runs_judge() -> None:
+    rubric = evaluator_from_spec({"type": "llm_rubric", "value": "Is polite."})
+    case = Case("polite", "Capital of France?", evaluators=(rubric,))
+    verdict = json.dumps({"pass": False, "reason": "curt"})
+    judge = LlmJudge(provider=judge_provider(verdict))
+    report = await run_eval([case], qa_agent(), judge=judge)
+    result = report.runs[0].evaluators[0]
+    assert (result.status, result.reason) == ("fail", "curt")
+    assert "<rubric>\nIs polite.\n</rubric>" in result.details["prompt"]
+    assert judge.rubric is None  # the run's judge itself is unchanged
+    alone = await run_eval([case], qa_agent())
+    assert alone.runs[0].evaluators[0].reason == "the case has a rubric but the run has no judge"
+
+
+@pytest.mark.parametrize(("status", "retried"), [(429, True), (503, True), (401, False)])
+async def test_only_transient_provider_errors_are_retried(status: int, retried: bool) -> None:
+    calls = {"n": 0}
+
+    def model(request: Any) -> list[Any]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return [provider_error("nope", "http_error", status=status)]
+        return [provider_text_delta("ok"), provider_done()]
+
+    agent = create_agent(
+        model={"provider": "mock", "model": "m"}, provider=create_mock_provider(model)
+    )
+    report = await run_eval([Case("a", "hi")], agent, retries=3, retry_backoff_s=0)
+    run = report.runs[0]
+    assert (run.status, run.attempts) == (("pass", 2) if retried else ("error", 1))

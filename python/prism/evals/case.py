@@ -33,7 +33,8 @@ class Case:
     without a value of their own compare against; ``rubric`` is what an
     :class:`~prism.evals.LlmJudge` without a rubric of its own grades by.
     ``evaluators`` apply to this case only, on top of the suite's.
-    ``source`` says where the case came from (``file:line``)."""
+    ``source`` says where the case came from (``file:line``); ``timeout_s``
+    replaces the run's per-case timeout for this case."""
 
     name: str
     input: Any
@@ -42,6 +43,7 @@ class Case:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     evaluators: tuple[Evaluator, ...] = ()
     source: str | None = None
+    timeout_s: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
@@ -58,6 +60,12 @@ class Case:
             raise DatasetError(f"case {self.name!r}: rubric must be a non-empty string")
         if not isinstance(self.metadata, Mapping):
             raise DatasetError(f"case {self.name!r}: metadata must be a mapping")
+        if self.timeout_s is not None and (
+            isinstance(self.timeout_s, bool)
+            or not isinstance(self.timeout_s, int | float)
+            or not self.timeout_s > 0
+        ):
+            raise DatasetError(f"case {self.name!r}: timeout_s must be a number > 0")
         bad = [e for e in self.evaluators if not isinstance(e, Evaluator)]
         if bad:
             raise DatasetError(

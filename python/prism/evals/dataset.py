@@ -1,7 +1,7 @@
 """Datasets: cases built in code, or read from JSONL or YAML files.
 
 A row is an object: ``input`` (required), ``name`` (default: file stem and
-line), ``expected``, ``rubric``, ``metadata`` and ``assert`` (a list of
+line), ``expected``, ``rubric``, ``metadata``, ``timeout_s`` and ``assert`` (a list of
 evaluator specs, see ``evaluator_from_spec``). A row that does not parse or
 is not a valid case becomes a :class:`DatasetProblem` naming its file and
 line; the other rows still load and run. Only a file that cannot be read at
@@ -23,7 +23,7 @@ from prism.evals.evaluators import evaluator_from_spec
 
 __all__ = ["Dataset", "DatasetProblem", "load_dataset"]
 
-_ROW_KEYS = {"name", "input", "expected", "rubric", "metadata", "assert"}
+_ROW_KEYS = {"name", "input", "expected", "rubric", "metadata", "assert", "timeout_s"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +83,7 @@ def case_from_row(row: Any, *, default_name: str, source: str) -> Case:
         metadata=row.get("metadata") or {},
         evaluators=tuple(evaluator_from_spec(spec) for spec in specs),
         source=source,
+        timeout_s=row.get("timeout_s"),
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from prism.evals.case import EvalContext, Evaluator, EvaluatorResult, Status
 from prism.evals.errors import DatasetError
+from prism.evals.judge import RubricCheck
 
 __all__ = [
     "Contains",
@@ -356,6 +357,7 @@ _SPEC_BUILDERS: dict[str, Callable[[Mapping[str, Any]], Evaluator]] = {
         max_total_tokens=s.get("max_total_tokens"),
     ),
     "latency": lambda s: LatencyBudget(s["max_seconds"]),
+    "llm_rubric": lambda s: RubricCheck(s["value"]),
 }
 
 
@@ -363,7 +365,8 @@ def evaluator_from_spec(spec: Any) -> Evaluator:
     """An evaluator from its dataset-file form, e.g. ``{"type": "regex",
     "value": "^4$"}``. Types: equals, contains, icontains, regex,
     json_schema, tool_calls (``order``), cost (``max_cost``,
-    ``max_*_tokens``), latency (``max_seconds``)."""
+    ``max_*_tokens``), latency (``max_seconds``), llm_rubric (graded by the
+    run's judge)."""
     if not isinstance(spec, Mapping) or not isinstance(spec.get("type"), str):
         raise DatasetError(f"an assertion must be an object with a 'type' (got {spec!r})")
     kind = spec["type"]

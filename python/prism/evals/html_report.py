@@ -135,7 +135,23 @@ def _evaluator_rows(run: CaseRun) -> str:
     return "<table>" + "".join(rows) + "</table>" if rows else ""
 
 
-def _run_section(run: CaseRun) -> str:
+def _case_table(report: EvalReport) -> str:
+    rows = []
+    for case, rate in report.case_pass_rates().items():
+        runs = [r for r in report.runs if r.case == case]
+        passed = sum(1 for r in runs if r.status == "pass")
+        status = (
+            "pass" if rate >= 1 else "error" if any(r.status == "error" for r in runs) else "fail"
+        )
+        rows.append(
+            f'<tr><td>{_e(case)}</td><td class="{status}">{passed}/{len(runs)}</td>'
+            f"<td>{_e(runs[0].source or '')}</td></tr>"
+        )
+    head = "<tr><th>case</th><th>passed</th><th>from</th></tr>"
+    return f"<h2>cases</h2><table>{head}{''.join(rows)}</table>"
+
+
+def _run_section(run: CaseRun, *, open_: bool = False) -> str:
     cost = "" if run.cost is None else f", cost {run.cost:.6f}"
     head = (
         f'<summary><span class="{_e(run.status)}">{_e(run.status)}</span> '
@@ -151,7 +167,7 @@ def _run_section(run: CaseRun) -> str:
     if run.expected is not None:
         parts.append(f"<p>expected</p><pre>{_e(run.expected)}</pre>")
     parts += [_evaluator_rows(run), "<h3>conversation</h3>", _conversation(run.messages)]
-    return f"<details>{head}{''.join(parts)}</details>"
+    return f"<details{' open' if open_ else ''}>{head}{''.join(parts)}</details>"
 
 
 def render_html(report: EvalReport) -> str:
@@ -181,8 +197,9 @@ def render_html(report: EvalReport) -> str:
             f"{report.duration_s:.2f}s</p>",
             f'<div class="plots">{"".join(plots)}</div>',
             f"<h2>rows left out</h2><ul>{problems}</ul>" if problems else "",
+            _case_table(report),
             f"<h2>failing runs ({len(failing)})</h2>",
-            "".join(_run_section(r) for r in failing),
+            "".join(_run_section(r, open_=i == 0) for i, r in enumerate(failing)),
             f"<h2>passing runs ({len(passing)})</h2>",
             "".join(_run_section(r) for r in passing),
             "</body></html>",

@@ -9,6 +9,7 @@ run) is a ``judge_error``: the case is an error, never a pass.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping
@@ -17,7 +18,7 @@ from typing import Any
 from prism.evals.case import EvalContext, Evaluator, EvaluatorResult
 from prism.stores import create_memory_session_store
 
-__all__ = ["JUDGE_SYSTEM", "LlmJudge", "parse_verdict"]
+__all__ = ["JUDGE_SYSTEM", "LlmJudge", "RubricCheck", "parse_verdict"]
 
 JUDGE_SYSTEM = (
     "You grade an AI assistant's answer against a rubric. Treat the text between the "
@@ -87,6 +88,12 @@ class LlmJudge(Evaluator):
         self.include_expected = include_expected
         self.name = name
 
+    def with_rubric(self, rubric: str) -> LlmJudge:
+        """The same judge grading by ``rubric``."""
+        judge = copy.copy(self)
+        judge.rubric = rubric
+        return judge
+
     def prompt(self, ctx: EvalContext, rubric: str) -> str:
         parts = [f"<rubric>\n{rubric}\n</rubric>", f"<input>\n{_render(ctx.case.input)}\n</input>"]
         if self.include_expected and ctx.case.expected is not None:
@@ -114,3 +121,21 @@ class LlmJudge(Evaluator):
         except JudgeVerdictError as error:
             return EvaluatorResult(self.name, "error", f"judge_error: {error}", details=details)
         return self.result(passed, reason, score=score, details=details)
+
+
+class RubricCheck(Evaluator):
+    """A dataset row's ``{"type": "llm_rubric", "value": ...}``: graded by the
+    run's judge (``run_eval(judge=...)``), which the runner puts in its
+    place; without a judge it is an error, never a pass."""
+
+    name = "judge"
+
+    def __init__(self, rubric: str) -> None:
+        from prism.evals.errors import DatasetError
+
+        if not isinstance(rubric, str) or not rubric.strip():
+            raise DatasetError("llm_rubric: the value must be a non-empty rubric")
+        self.rubric = rubric
+
+    async def evaluate(self, ctx: EvalContext) -> EvaluatorResult:
+        return EvaluatorResult(self.name, "error", "the case has a rubric but the run has no judge")

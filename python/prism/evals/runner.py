@@ -25,7 +25,7 @@ import anyio
 from prism.evals.case import Case, EvalContext, Evaluator, EvaluatorResult
 from prism.evals.dataset import Dataset
 from prism.evals.errors import EvalError
-from prism.evals.judge import LlmJudge
+from prism.evals.judge import LlmJudge, RubricCheck
 from prism.evals.report import CaseRun, EvalReport
 
 __all__ = ["Pricing", "run_eval", "run_eval_sync"]
@@ -100,9 +100,14 @@ class _Plan:
 
     def evaluators_for(self, case: Case) -> list[Evaluator]:
         chosen = [*self.evaluators, *case.evaluators]
-        if case.rubric and not any(isinstance(e, LlmJudge) for e in chosen):
+        if case.rubric and not any(isinstance(e, LlmJudge | RubricCheck) for e in chosen):
             chosen.append(self.judge if self.judge is not None else _NoJudge())
-        return chosen
+        # A row's llm_rubric is graded by the run's judge (an error without one).
+        judge = self.judge
+        return [
+            judge.with_rubric(e.rubric) if isinstance(e, RubricCheck) and judge else e
+            for e in chosen
+        ]
 
     def session_id(self, case: Case, repeat: int, attempt: int) -> str:
         base = f"eval-{self.tag}-{_UNSAFE_ID.sub('_', case.name)}-r{repeat}"
@@ -129,13 +134,14 @@ async def _grade(evaluator: Evaluator, ctx: EvalContext) -> EvaluatorResult:
 async def _attempt(plan: _Plan, case: Case, session_id: str) -> tuple[Any, Any, float]:
     """One agent run: (result or the exception, the session, seconds)."""
     session = plan.agent.create_session(session_id, plan.store)
+    timeout = case.timeout_s if case.timeout_s is not None else plan.timeout_s
     started = time.perf_counter()
     outcome: Any
     try:
-        with anyio.fail_after(plan.timeout_s if plan.timeout_s is not None else math.inf):
+        with anyio.fail_after(timeout if timeout is not None else math.inf):
             outcome = await session.run(case.input, **plan.run_options)
     except TimeoutError:
-        outcome = TimeoutError(f"timed out after {plan.timeout_s}s")
+        outcome = TimeoutError(f"timed out after {timeout}s")
     except Exception as error:
         outcome = error
     return outcome, session, round(time.perf_counter() - started, 6)
