@@ -23,8 +23,9 @@ import anyio
 from crash_scenario import OUTPUT, Order, build
 from dbos import DBOS
 
+from prism.stores.postgres import PostgresSessionStore, create_postgres_session_store
 from prism.stores.sqlite import SqliteSessionStore
-from prism.workflows.dbos import DECISIONS_TOPIC, DBOSWorkflow
+from prism.workflows.dbos import DECISIONS_TOPIC, DBOSWorkflow, recover_workflows
 from prism.workflows.driver import _approval_id
 
 WRITES = 15
@@ -33,12 +34,13 @@ CHARGE_START = 7
 PARALLEL = 4
 
 
-def launch(directory: Path) -> None:
+def launch(directory: Path, sysdb: str | None = None, executor: str = "local") -> None:
     DBOS(
         config={
             "name": "prism-workflow-crash",
-            "system_database_url": f"sqlite:///{directory / 'dbos.sqlite'}",
+            "system_database_url": sysdb or f"sqlite:///{directory / 'dbos.sqlite'}",
             "application_version": "workflow-crash",
+            "executor_id": executor,
             "notification_listener_polling_interval_sec": 0.1,
         }
     )
@@ -123,3 +125,71 @@ def test_a_dbos_workflow_killed_at_every_step_boundary_is_recovered(tmp_path: Pa
         done = [r["seq"] for r in report["records"] if r["t"] == "done"]
         assert done == list(range(5)), where
         assert len(report["runs"]) == 1, where
+
+
+FLEET_KILLS = (3, CHARGE_START, 10)  # after a step, inside the agent run's tool, after it
+
+
+def fleet_run(directory: Path, sysdb: str, dsn: str, number: int) -> None:
+    class Store(PostgresSessionStore):
+        writes = 0
+
+        async def append_many(self, entries: Any) -> None:
+            await super().append_many(entries)
+            self.writes += 1
+            if self.writes == number:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    async def main() -> None:
+        async with Store(dsn=dsn) as store:
+            flow = build(store, directory / "counts", f"fleet-{number}")
+            durable = DBOSWorkflow(flow, store=store)
+            launch(directory, sysdb, "worker-a")
+            await durable.run(Order(id="A-17", cents=1250), workflow_id=f"fleet-{number}")
+
+    anyio.run(main)
+
+
+def fleet_recover(directory: Path, sysdb: str, dsn: str, number: int) -> None:
+    workflow_id = f"fleet-{number}"
+
+    async def main() -> None:
+        async with create_postgres_session_store(dsn) as store:
+            durable = DBOSWorkflow(build(store, directory / "counts", workflow_id), store=store)
+            launch(directory, sysdb, "worker-b")
+            assert await recover_workflows("worker-a") == [workflow_id]
+            result = await durable.result(workflow_id)
+            records = [e["data"] for e in await store.list(workflow_id)]
+            (directory / "result.json").write_text(
+                json.dumps({"output": result.output, "records": records})
+            )
+
+    anyio.run(main)
+    DBOS.destroy()
+
+
+def test_on_postgres_another_worker_recovers_a_dead_workers_workflow(
+    pg_server: Any, tmp_path: Path
+) -> None:
+    runs = []
+    for number in FLEET_KILLS:
+        directory = tmp_path / f"fleet{number}"
+        directory.mkdir()
+        sysdb = pg_server.url(pg_server.create_database())
+        dsn = pg_server.dsn(schema=pg_server.create_schema())
+        runs.append(
+            (number, directory, sysdb, dsn, forked(fleet_run, directory, sysdb, dsn, number))
+        )
+    for number, *_, process in runs:
+        process.join(120)
+        assert process.exitcode == -signal.SIGKILL, f"kill {number}: {process.exitcode}"
+    recovers = [(n, d, forked(fleet_recover, d, s, q, n)) for n, d, s, q, _ in runs]
+    for number, directory, process in recovers:
+        process.join(120)
+        assert process.exitcode == 0, f"recover {number}: {process.exitcode}"
+        report = json.loads((directory / "result.json").read_text())
+        assert report["output"] == OUTPUT
+        lines = (directory / "counts").read_text().splitlines()
+        assert lines.count("prepare") == 1
+        assert lines.count("charge") == (0 if number == CHARGE_START else 1)
+        assert [r["seq"] for r in report["records"] if r["t"] == "done"] == list(range(5))

@@ -35,7 +35,7 @@ from prism.workflows.driver import WorkflowResult
 from prism.workflows.engine import advance_workflow, resume_workflow, start_record
 from prism.workflows.graph import Workflow
 
-__all__ = ["DECISIONS_TOPIC", "WORKFLOW_NAME", "DBOSWorkflow"]
+__all__ = ["DECISIONS_TOPIC", "WORKFLOW_NAME", "DBOSWorkflow", "recover_workflows"]
 
 WORKFLOW_NAME = "prism.workflow"
 DECISIONS_TOPIC = "prism.workflow.decisions"
@@ -140,3 +140,26 @@ def _decision_json(raw: Any) -> Any:
             out["arguments"] = dict(raw.arguments)
         return out
     return raw
+
+
+async def recover_workflows(executor_id: str) -> list[str]:
+    """Hand the unfinished workflows of a dead DBOS executor (a fleet worker
+    that will not come back under its id) to the fleet: each is enqueued
+    again and whichever live worker dequeues it continues it. Returns their
+    ids. Only for executors that are really gone (a live one keeps running
+    its workflows; the workflow's session lease then refuses the second
+    driver). A worker restarting under its own id needs none of this: DBOS
+    recovers its workflows at launch."""
+    if not isinstance(executor_id, str) or not executor_id:
+        raise ConfigError("executor_id must be a non-empty string")
+    pending = await DBOS.list_workflows_async(
+        status="PENDING",
+        name=WORKFLOW_NAME,
+        executor_id=executor_id,
+        load_input=False,
+        load_output=False,
+    )
+    ids = [status.workflow_id for status in pending]
+    for workflow_id in ids:
+        await DBOS.resume_workflow_async(workflow_id)
+    return ids
