@@ -154,3 +154,16 @@ def test_builtin_bases_still_catch() -> None:
     assert issubclass(errors.DuplicateEntryError, ValueError)
     assert issubclass(errors.DuplicateContributionError, ValueError)
     assert issubclass(errors.NestingTooDeepError, ValueError)
+
+
+def test_the_docs_draw_the_same_tree_as_the_code() -> None:
+    # Two drawings kept by hand drifted apart (docs/errors.md lacked the
+    # sandbox, inspector and workspace errors); the docs now copy the code's.
+    doc = errors.__doc__ or ""
+    start = doc.index("    PrismError\n")
+    end = doc.index("\ntests/test_error_tree.py pins", start)
+    in_code = [line[4:] for line in doc[start:end].rstrip("\n").splitlines()]
+    page = (PACKAGE.parents[1] / "docs" / "errors.md").read_text(encoding="utf-8")
+    block = page[page.index("```\nPrismError\n") + 4 :]
+    in_docs = block[: block.index("```\n")].rstrip("\n").splitlines()
+    assert in_docs == in_code, "docs/errors.md: copy the drawing from python/prism/errors.py"
