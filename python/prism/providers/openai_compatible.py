@@ -13,6 +13,7 @@ anyio cancellation and closes the HTTP stream (the response lives in an
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -33,6 +34,7 @@ from prism.contracts import (
     Usage,
 )
 from prism.errors import ConfigError, CredentialError
+from prism.log import log_request, log_response_data, log_response_status
 from prism.providers._openai_compatible_errors import (
     describe_payload_error,
     http_status_error,
@@ -67,6 +69,8 @@ if TYPE_CHECKING:
     # httpx is imported where a request is made, not by `import prism`:
     # it costs ~90 ms, and most processes (the CLI with the mock) never use it.
     import httpx
+
+logger = logging.getLogger("prism.providers")
 
 __all__ = [
     "CachePolicy",
@@ -294,11 +298,14 @@ class OpenAICompatibleProvider:
         # An explicit timeout wins; otherwise the client's own (a host's
         # configured client keeps its settings, ours has default_timeout()).
         extra: dict[str, Any] = {} if self._timeout is None else {"timeout": self._timeout}
+        log_request(logger, self.name, self.url, headers, body, redactor)
         try:
             async with aconnect_sse(
                 self._client, "POST", self.url, json=body, headers=headers, **extra
             ) as source:
                 response = source.response
+                content_type = response.headers.get("content-type", "")
+                log_response_status(logger, self.name, response.status_code, content_type)
                 if response.status_code >= 400:
                     raw = (await response.aread()).decode("utf-8", errors="replace")
                     yield {
@@ -308,7 +315,6 @@ class OpenAICompatibleProvider:
                         ),
                     }
                     return
-                content_type = response.headers.get("content-type", "")
                 if "text/event-stream" not in content_type:
                     yield _error(
                         f"{self.name}: expected an event stream, got content-type "
@@ -356,6 +362,7 @@ class _StreamState:
         self.saw_done = False
 
     def feed(self, data: str, redactor: SecretRedactor) -> list[ProviderEvent]:
+        log_response_data(logger, self.name, data, redactor)
         chunk = _parse_chunk(self.name, data)
         if chunk.get("error"):
             raise _StreamFailed(stream_error_info(self.name, chunk["error"], redactor))
