@@ -261,6 +261,11 @@ class CliHost:
     async def open_session(self, session_id: str) -> AgentSession:
         return self.track(await self.agent.open_session(session_id, self._session_store()))
 
+    @property
+    def session_file_store(self) -> SessionStore | None:
+        """The CLI's session file as a store (``None`` unless a session is named)."""
+        return self._store
+
     def _session_store(self) -> SessionStore | None:
         # The CLI's own agent carries the store; a host's agent without one
         # gets the session file when --session names a session.
