@@ -241,6 +241,17 @@ def _option_values(parsed: argparse.Namespace) -> dict[str, Any]:
     return {name: getattr(parsed, _OPTION_DESTS.get(name, name)) for name in _OPTION_NAMES}
 
 
+def _interactive(parsed: argparse.Namespace) -> bool:
+    """``prism`` with no prompt on a terminal opens an interactive session."""
+    return (
+        parsed.prompt is None
+        and parsed.mode == "print"
+        and not parsed.resume
+        and sys.stdin.isatty()
+        and sys.stdout.isatty()
+    )
+
+
 def run(args: Sequence[str]) -> int:
     """Parse ``args`` and run the selected mode; the process exit code."""
     parser = _parser()
@@ -248,7 +259,15 @@ def run(args: Sequence[str]) -> int:
     if parsed.help:
         sys.stdout.write(parser.format_help())
         return 0
-    options = build_options(**_option_values(parsed), known_providers=_known_providers)
+    values = _option_values(parsed)
+    interactive = _interactive(parsed)
+    if interactive:
+        values["prompt"] = "(interactive)"  # each typed line is a prompt
+    options = build_options(**values, known_providers=_known_providers)
+    if interactive:
+        from prism.cli.interactive import run_interactive
+
+        return run_interactive(options)
     from prism.cli.modes import run_mode
 
     return run_mode(options)
