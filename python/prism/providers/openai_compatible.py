@@ -248,23 +248,22 @@ class OpenAICompatibleProvider:
             self._redactors[secrets] = redactor
         return redactor
 
-    async def generate(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
-        # A run cancelled before it starts must not reach the network.
-        await checkpoint()
+    async def _prepare(
+        self, request: ProviderRequest
+    ) -> tuple[dict[str, str], SecretRedactor, dict[str, Any]]:
+        """Headers, redactor and body; raises _StreamFailed (nothing is sent)."""
         secrets = self._static_secrets
         headers = {"Content-Type": "application/json", **self._headers}
         if self._credential is not None:
             try:
                 resolved = await self._credential.resolve()
             except CredentialError as exc:
-                yield _error(f"{self.name}: {exc}", "credential_error")
-                return
+                raise _refusal(f"{self.name}: {exc}", "credential_error") from None
             if resolved is None:
-                yield _error(
+                raise _refusal(
                     f"{self.name}: no credential: tried {self._credential.description}",
                     "credential_error",
                 )
-                return
             secrets = secrets | frozenset(
                 redactable_credentials(resolved.secrets, origin=self._origin)
             )
@@ -275,12 +274,22 @@ class OpenAICompatibleProvider:
         try:
             redactor = self._redactor(secrets)
         except ConfigError as exc:
-            yield _error(f"{self.name}: resolved credential is unusable: {exc}", "credential_error")
-            return
+            raise _refusal(
+                f"{self.name}: resolved credential is unusable: {exc}", "credential_error"
+            ) from None
         try:
             body = self.build_body(request)
         except RequestSerializationError as exc:
-            yield _error(f"{self.name}: {redactor.redact_text(str(exc))}", exc.code)
+            raise _refusal(f"{self.name}: {redactor.redact_text(str(exc))}", exc.code) from None
+        return headers, redactor, body
+
+    async def generate(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        # A run cancelled before it starts must not reach the network.
+        await checkpoint()
+        try:
+            headers, redactor, body = await self._prepare(request)
+        except _StreamFailed as refused:
+            yield {"type": "error", "error": refused.info}
             return
         import httpx
         from httpx_sse import aconnect_sse
@@ -430,6 +439,11 @@ def _with_usage(info: ErrorInfo, state: _StreamState | None) -> ErrorInfo:
 def _error(message: str, code: str) -> ProviderEvent:
     # Explicitly not retryable: the same request would fail the same way.
     return {"type": "error", "error": {"message": message, "code": code, "retryable": False}}
+
+
+def _refusal(message: str, code: str) -> _StreamFailed:
+    """A request refused before it is sent (see ``_error``)."""
+    return _StreamFailed({"message": message, "code": code, "retryable": False})
 
 
 def _parse_chunk(provider: str, data: str) -> Mapping[str, Any]:
