@@ -126,3 +126,28 @@ def test_a_closed_port_and_a_missing_url_are_one_line_errors(cli_env: dict[str, 
     )
     assert not_url.returncode == 2 and b"--base-url" in not_url.stderr
     assert not_url.stderr.count(b"\n") == 1
+
+
+def test_verbose_shows_the_request_and_never_the_key(
+    cli_env: dict[str, str], local_server: LocalServer
+) -> None:
+    key = "sk-local-verbose-7c2e9a41"
+    env = {**cli_env, "LOCAL_KEY": key}
+    done = run_prism(
+        env,
+        "-v",
+        "--provider",
+        "openai-compatible",
+        "--base-url",
+        local_server.url,
+        "--api-key-env",
+        "LOCAL_KEY",
+        "-p",
+        f"my key is {key}",
+    )
+    assert done.returncode == 0, done.stderr
+    err = done.stderr.decode()
+    assert f"POST {local_server.url}/chat/completions" in err
+    assert '"Authorization": "<redacted>"' in err and "hello from local" in err
+    assert key not in err and done.stdout.decode().strip() == "hello from local"
+    assert local_server.requests[-1]["headers"]["Authorization"] == f"Bearer {key}"
