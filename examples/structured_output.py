@@ -1,4 +1,4 @@
-"""Structured output: run(..., output_type=Model) returns a validated value.
+"""Structured output: run(..., output_type=T) returns a validated value.
 
 Two providers, two ways of asking: the OpenAI-compatible adapter (served here
 by httpx.MockTransport, no network) gets a JSON-schema response format; the
@@ -15,7 +15,7 @@ import httpx
 from pydantic import BaseModel, Field
 
 from prism import create_mock_provider
-from prism.providers import provider_done, provider_tool_call
+from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.runtime import create_agent
 
@@ -67,6 +67,15 @@ async def main() -> None:
     result = await agent.create_session("weather").run("Weather in Bergen?", output_type=Weather)
     print("tool offered to the mock:", [t["name"] for t in mock.requests[0]["tools"]])
     print("mock ->", repr(result.output))
+
+    # Any type a pydantic TypeAdapter accepts, in the mode a model without
+    # tools or JSON mode needs: the schema goes into the instructions.
+    primes = create_mock_provider([provider_text_delta("[2, 3, 5]"), provider_done()])
+    agent = create_agent(model={"provider": "mock", "model": "demo"}, provider=primes)
+    result = await agent.create_session().run(
+        "The first three primes?", output_type=list[int], output_mode="prompted"
+    )
+    print("prompted list[int] ->", result.output)
 
 
 anyio.run(main)

@@ -169,7 +169,7 @@ async def main_async(args: argparse.Namespace, chosen: list[str]) -> None:
             plot(results, fixture.title, cap, TRIGGER, path)
             written.append(path)
     checks = targets(by_fixture)
-    print("targets (issue 21):")
+    print("targets (what the compiler promises on these sessions; docs/attention.md):")
     for check in checks:
         mark = "met" if check["met"] else "NOT met"
         print(

@@ -83,7 +83,8 @@ def _pct_fewer(r: VariantResult, off: VariantResult) -> float:
 
 
 def targets(by_fixture: dict[str, dict[str, VariantResult]]) -> list[dict[str, Any]]:
-    """Issue 21's targets, measured: each has ``target``, ``measured``, ``met``."""
+    """The compiler's promised figures, measured: each has ``target``,
+    ``measured``, ``met``."""
     out: list[dict[str, Any]] = []
 
     def add(fixture: str, what: str, target: str, measured: str, met: bool) -> None:

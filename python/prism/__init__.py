@@ -13,9 +13,14 @@ a command that needs only part of the package never imports the rest.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from prism._lazy import attach
+
+# A library prints nothing on its own: records go nowhere until the host
+# configures logging or calls prism.log.enable_logging (docs/logging.md).
+logging.getLogger("prism").addHandler(logging.NullHandler())
 
 __version__ = "0.1.0"
 

@@ -22,6 +22,13 @@ def test_bench_usage_errors(prism_run: Any, args: list[str], fragment: str) -> N
     assert err.count("\n") == 1 and fragment in err
 
 
+def test_bench_help_says_what_it_measures(prism_run: Any) -> None:
+    result = prism_run("bench", "--help")
+    out = result.stdout.decode()
+    assert result.returncode == 0 and out.startswith("usage: prism bench attention")
+    assert "input tokens" in out and "attention compiler" in out and "issue" not in out.lower()
+
+
 @pytest.mark.skipif(
     not (ROOT / "benches" / "attention" / "__main__.py").is_file(),
     reason="benches/attention is not in this checkout",
@@ -33,6 +40,9 @@ def test_bench_attention_runs_the_benchmark(prism_run: Any, tmp_path: Path) -> N
         "bench", "attention", "--fixtures", "a", "--runs", "2", "--no-plot", "--out", str(out)
     )
     assert result.returncode == 0, result.stderr.decode()[-2000:]
+    # It says what it measures, not which issue asked for it.
+    assert b"targets (what the compiler promises" in result.stdout
+    assert b"issue" not in result.stdout.lower()
     data = json.loads((out / "attention.json").read_text())
     names = [v["name"] for v in data["variants"]]
     assert names[0] == "off" and "default" in names and "optimum" in names

@@ -189,7 +189,7 @@ async def test_a_300_turn_session_on_a_32k_model_stays_inside_the_window() -> No
             ]
         return reply("done: " + "w" * rng.randint(200, 1200))
 
-    main = create_mock_provider(main_model)
+    main = create_mock_provider(main_model, record=True)  # every request is checked below
     summaries = create_mock_provider(
         lambda request: reply("## Goal\nKeep the project healthy.\n" + "s" * 1600), name="summary"
     )

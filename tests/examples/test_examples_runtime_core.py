@@ -49,11 +49,17 @@ EXPECTED = {
         "slept (s): [0.1, 0.2, 0.3]",
     ],
     "prompt_assembly.py": ["Context release-notes:", "tools: ['read']"],
+    "logging_layers.py": [
+        "runtime records: ['run_started', 'message_started', 'message_finished', 'run_finished']",
+        "secret in the log: False",
+        "masked: True",
+    ],
     "structured_output.py": [
         "response_format sent: json_schema",
         "requests: 2 -> Weather(city='Oslo', celsius=4.5)",
         "tool offered to the mock: ['final_result']",
         "mock -> Weather(city='Bergen', celsius=9.0)",
+        "prompted list[int] -> [2, 3, 5]",
     ],
     "testing_with_provider.py": [
         "answer: 21 degrees in Oslo",

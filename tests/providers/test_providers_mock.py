@@ -199,3 +199,53 @@ async def test_delay_is_spent_in_anyio_sleep_and_cancellable() -> None:
         group.cancel_scope.cancel()
     assert seen == []
     assert len(provider.requests) == 1
+
+
+@pytest.mark.anyio
+async def test_the_request_record_is_bounded_by_default_and_can_be_off_or_all() -> None:
+    from prism.providers.mock import DEFAULT_RECORD
+
+    def request(n: int) -> Any:
+        return {
+            "model": {"provider": "mock", "model": "demo"},
+            "messages": [{"role": "user", "content": [{"type": "text", "text": str(n)}]}],
+        }
+
+    turns = DEFAULT_RECORD + 25
+    bounded = create_mock_provider([provider_done()])
+    kept_all = create_mock_provider([provider_done()], record=True)
+    off = create_mock_provider([provider_done()], record=False)
+    last_three = create_mock_provider([provider_done()], record=3)
+    for n in range(turns):
+        for provider in (bounded, kept_all, off, last_three):
+            await collect(provider, request(n))
+    assert len(bounded.requests) == DEFAULT_RECORD and bounded.turns == turns
+    assert bounded.requests[0]["messages"][0]["content"][0]["text"] == "25"  # type: ignore[typeddict-item]
+    assert len(kept_all.requests) == turns
+    assert off.requests == [] and off.turns == turns
+    texts = [r["messages"][0]["content"][0]["text"] for r in last_three.requests]  # type: ignore[typeddict-item]
+    assert texts == [str(turns - 3), str(turns - 2), str(turns - 1)]
+
+
+def test_a_bad_record_bound_is_a_config_error() -> None:
+    for bad in (-1, 1.5, "10", None):
+        with pytest.raises(ConfigError, match="record must be True, False or an int >= 0"):
+            create_mock_provider([provider_done()], record=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_a_function_model_still_gets_its_own_copy_with_record_off() -> None:
+    seen: list[Any] = []
+
+    def model(request: Any) -> list[Any]:
+        request["messages"].clear()  # a careless function model
+        seen.append(request)
+        return [provider_done()]
+
+    provider = create_mock_provider(model, record=False)
+    original: Any = {
+        "model": {"provider": "mock", "model": "demo"},
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "a"}]}],
+    }
+    await collect(provider, original)
+    assert len(original["messages"]) == 1 and seen and provider.requests == []

@@ -51,6 +51,7 @@ _SUBCOMMANDS = {
     "init": ("prism.cli.init", "init_main"),
     "inspect": ("prism.cli.inspect", "inspect_main"),
     "providers": ("prism.cli.provider_config", "providers_main"),
+    "sessions": ("prism.cli.sessions", "sessions_main"),
 }
 
 

@@ -14,7 +14,7 @@ import argparse
 import re
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from prism.cli.options import MAX_MOCK_DELAY_MS, UsageProblem, build_options
 
@@ -63,12 +63,31 @@ def _parser() -> _Parser:
     )
     add = parser.add_argument
     add("-h", "--help", action="store_true", help="Show this message and exit.")
+    _add_run_flags(parser)
+    _add_recorded_flags(parser)
+    _add_instruction_flags(parser)
+    _add_loop_flags(parser)
+    _add_provider_flags(parser)
+    _add_memory_flags(parser)
+    _add_host_flags(parser)
+    _add_output_flags(parser)
+    return parser
+
+
+def _add_run_flags(parser: argparse.ArgumentParser) -> None:
+    """What one run is: prompt, mode, provider, model, session, config file."""
+    add = parser.add_argument
     add("-p", "--prompt", metavar="TEXT", help="Prompt for print/json modes.")
     add("--mode", metavar="print|json|rpc", default="print", help="print, json or rpc.")
     add("--provider", metavar="NAME", help="mock (default), a preset or a configured provider.")
     add("--model", metavar="NAME", help="Model name.")
     add("--session", metavar="ID", help="Session id; persisted to the JSONL session file.")
     add("--config", metavar="PATH", help="JSON config file to read (only when given).")
+
+
+def _add_recorded_flags(parser: argparse.ArgumentParser) -> None:
+    """Flags the CLI records but does not load (docs/cli.md)."""
+    add = parser.add_argument
     add("--resource", metavar="URI", action="append", help="Resource URI (recorded, not loaded).")
     add(
         "--extension",
@@ -77,8 +96,17 @@ def _parser() -> _Parser:
         help="Extension name (recorded, not imported).",
     )
     add("--tool", metavar="NAME", action="append", help="Tool name (recorded, not enabled).")
+
+
+def _add_instruction_flags(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
     add("--system", metavar="TEXT", help="System instructions.")
     add("--context", metavar="TEXT", help="Context text added to each request.")
+
+
+def _add_loop_flags(parser: argparse.ArgumentParser) -> None:
+    """Compaction and the tool-round bound."""
+    add = parser.add_argument
     add(
         "--compact",
         metavar="N",
@@ -96,6 +124,10 @@ def _parser() -> _Parser:
         help="Model that writes --compaction llm summaries (default: --model).",
     )
     add("--max-tool-rounds", metavar="N", type=int, help="Maximum tool rounds per run.")
+
+
+def _add_provider_flags(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
     add(
         "--mock-delay-ms",
         metavar="MS",
@@ -112,6 +144,10 @@ def _parser() -> _Parser:
         metavar="NAME",
         help="Environment variable that holds the API key (overrides the preset's).",
     )
+
+
+def _add_memory_flags(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
     add(
         "--memory",
         metavar="observational",
@@ -122,6 +158,11 @@ def _parser() -> _Parser:
         metavar="NAME",
         help="Model for the memory workers (default: the session's model).",
     )
+
+
+def _add_host_flags(parser: argparse.ArgumentParser) -> None:
+    """The host's own agent, and durable runs."""
+    add = parser.add_argument
     add(
         "--agent",
         metavar="MODULE:FACTORY",
@@ -137,18 +178,79 @@ def _parser() -> _Parser:
         action="store_true",
         help="Continue the session's unfinished durable run (with --session; no -p).",
     )
+
+
+def _add_output_flags(parser: argparse.ArgumentParser) -> None:
+    """What the process shows besides its mode's output."""
+    add = parser.add_argument
     add(
         "--otel",
         action="store_true",
         help="Write OpenTelemetry spans to stderr (needs prism-harness[otel]).",
     )
-    return parser
+    add(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="Log what Prism does (requests and responses, redacted) to stderr.",
+    )
 
 
 def _known_providers() -> tuple[str, ...]:
     from prism.cli.providers import known_provider_names
 
     return known_provider_names()
+
+
+# The parsed flags build_options takes, by its parameter names (argparse's
+# dest where it differs).
+_OPTION_DESTS: dict[str, str] = {
+    "resources": "resource",
+    "extensions": "extension",
+    "tools": "tool",
+}
+_OPTION_NAMES: tuple[str, ...] = (
+    "mode",
+    "prompt",
+    "provider",
+    "model",
+    "session",
+    "config",
+    "resources",
+    "extensions",
+    "tools",
+    "system",
+    "context",
+    "compact",
+    "compaction",
+    "summary_model",
+    "max_tool_rounds",
+    "mock_delay_ms",
+    "base_url",
+    "api_key_env",
+    "memory",
+    "memory_model",
+    "otel",
+    "agent",
+    "durable",
+    "resume",
+    "verbose",
+)
+
+
+def _option_values(parsed: argparse.Namespace) -> dict[str, Any]:
+    return {name: getattr(parsed, _OPTION_DESTS.get(name, name)) for name in _OPTION_NAMES}
+
+
+def _interactive(parsed: argparse.Namespace) -> bool:
+    """``prism`` with no prompt on a terminal opens an interactive session."""
+    return (
+        parsed.prompt is None
+        and parsed.mode == "print"
+        and not parsed.resume
+        and sys.stdin.isatty()
+        and sys.stdout.isatty()
+    )
 
 
 def run(args: Sequence[str]) -> int:
@@ -158,33 +260,15 @@ def run(args: Sequence[str]) -> int:
     if parsed.help:
         sys.stdout.write(parser.format_help())
         return 0
-    options = build_options(
-        mode=parsed.mode,
-        prompt=parsed.prompt,
-        provider=parsed.provider,
-        model=parsed.model,
-        session=parsed.session,
-        config=parsed.config,
-        resources=parsed.resource,
-        extensions=parsed.extension,
-        tools=parsed.tool,
-        system=parsed.system,
-        context=parsed.context,
-        compact=parsed.compact,
-        compaction=parsed.compaction,
-        summary_model=parsed.summary_model,
-        max_tool_rounds=parsed.max_tool_rounds,
-        mock_delay_ms=parsed.mock_delay_ms,
-        known_providers=_known_providers,
-        base_url=parsed.base_url,
-        api_key_env=parsed.api_key_env,
-        memory=parsed.memory,
-        memory_model=parsed.memory_model,
-        otel=parsed.otel,
-        agent=parsed.agent,
-        durable=parsed.durable,
-        resume=parsed.resume,
-    )
+    values = _option_values(parsed)
+    interactive = _interactive(parsed)
+    if interactive:
+        values["prompt"] = "(interactive)"  # each typed line is a prompt
+    options = build_options(**values, known_providers=_known_providers)
+    if interactive:
+        from prism.cli.interactive import run_interactive
+
+        return run_interactive(options)
     from prism.cli.modes import run_mode
 
     return run_mode(options)

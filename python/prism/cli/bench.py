@@ -20,6 +20,16 @@ USAGE = (
     "usage: prism bench attention [--runs N] [--long-runs N] [--seed N] "
     "[--fixtures a,a150,b,c] [--out DIR] [--no-plot]"
 )
+# What each benchmark measures, in the words its output uses.
+WHAT = {
+    "attention": (
+        "Runs scripted long coding sessions (seeded, mock provider, no network) with the"
+        " attention compiler off, at its defaults and proactive, next to two peer"
+        " strategies and a brute-force optimum, and reports input tokens, cache reads and"
+        " writes, and cost per variant against the compiler's promised figures"
+        " (docs/attention.md)."
+    )
+}
 
 
 def source_root() -> Path | None:
@@ -38,7 +48,7 @@ def _error(message: str) -> int:
 def bench_main(args: Sequence[str]) -> int:
     if not args or args[0] in ("-h", "--help"):
         if args:
-            sys.stdout.write(USAGE + "\n")
+            sys.stdout.write(USAGE + "\n\n" + WHAT["attention"] + "\n")
             return 0
         return _error(f"bench needs a benchmark name ({', '.join(BENCHMARKS)})")
     name, rest = args[0], list(args[1:])
@@ -47,7 +57,11 @@ def bench_main(args: Sequence[str]) -> int:
         return _error(f"unknown benchmark {name!r} (choose from {', '.join(BENCHMARKS)})")
     root = source_root()
     if root is None:
-        return _error("prism bench runs from a source checkout: benches/attention was not found")
+        return _error(
+            "prism bench attention runs from a source checkout (git clone, then make install):"
+            " the benchmark's fixtures and peers live in benches/attention, which a wheel"
+            " does not ship"
+        )
     # A child interpreter keeps the benchmark's imports (matplotlib, rich)
     # and its working directory out of this process.
     completed = subprocess.run([sys.executable, "-m", module, *rest], cwd=root, check=False)

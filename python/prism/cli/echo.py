@@ -100,13 +100,5 @@ def _tool_call(spec: str, turn: int) -> list[ProviderEvent]:
 
 
 def create_echo_provider(*, delay_ms: int = 0) -> MockProvider:
-    provider: MockProvider
-
-    def reply(request: ProviderRequest) -> list[ProviderEvent]:
-        # The mock keeps a copy of every request for tests; a long CLI
-        # session has no reader for them, so don't let them pile up.
-        provider.requests.clear()
-        return _echo(request)
-
-    provider = create_mock_provider(reply, delay_ms=delay_ms, name=MOCK_PROVIDER_NAME)
-    return provider
+    # A long CLI session has no reader for recorded requests: keep none.
+    return create_mock_provider(_echo, delay_ms=delay_ms, name=MOCK_PROVIDER_NAME, record=False)

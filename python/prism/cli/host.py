@@ -15,6 +15,7 @@ extension kernel in ``start()``), including the ``om:*`` commands of
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from prism.extensions import CommandDefinition, collect_commands, define_command
 from prism.providers import ProviderRegistry, create_provider_registry
 from prism.registries import ContributionRegistry
 from prism.runtime import Agent, AgentSession, create_agent
-from prism.security.redaction import SecretRedactor
+from prism.security.redaction import SecretRedactor, create_redactor
 from prism.stores.base import SessionStore
 from prism.stores.jsonl import create_jsonl_session_store
 
@@ -85,6 +86,8 @@ class CliHost:
         agent: Agent | None = None,
     ) -> None:
         self.options = options
+        if options.verbose:
+            _log_to_stderr(self)
         env = os.environ if environ is None else environ
         self._environ = env
         # The host's own agent (--agent, or serve_rpc(agent)): the flags that
@@ -258,6 +261,11 @@ class CliHost:
     async def open_session(self, session_id: str) -> AgentSession:
         return self.track(await self.agent.open_session(session_id, self._session_store()))
 
+    @property
+    def session_file_store(self) -> SessionStore | None:
+        """The CLI's session file as a store (``None`` unless a session is named)."""
+        return self._store
+
     def _session_store(self) -> SessionStore | None:
         # The CLI's own agent carries the store; a host's agent without one
         # gets the session file when --session names a session.
@@ -319,6 +327,29 @@ def builtin_commands() -> list[CommandDefinition]:
             parameters=empty,
         ),
     ]
+
+
+class _HostRedactor:
+    """Masks with the redactor of whatever agent the host holds now: a
+    provider switch rebuilds the agent with the new key among its secrets."""
+
+    def __init__(self, host: CliHost) -> None:
+        self._host = host
+
+    def redact_text(self, text: str) -> str:
+        agent: Agent | None = getattr(self._host, "agent", None)
+        if agent is None:
+            secrets = getattr(getattr(self._host, "setup", None), "secrets", ())
+            return create_redactor(secrets).redact_text(text) if secrets else text
+        return agent.config.redactor.redact_text(text)
+
+
+def _log_to_stderr(host: CliHost) -> None:
+    """``--verbose``: every ``prism.*`` record at DEBUG on stderr, masked
+    with the agent's secrets on top of each layer's own redaction."""
+    from prism.log import enable_logging
+
+    enable_logging(logging.DEBUG, redactor=_HostRedactor(host))
 
 
 def create_host(options: CliOptions, agent: Agent | None = None) -> CliHost:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from prism.cli.usage import UsageProblem as UsageProblem
 
@@ -58,6 +58,7 @@ class CliOptions:
     agent: str | None = None
     durable: bool = False  # runs write checkpoints (docs/durable.md)
     resume: bool = False  # continue the session's unfinished durable run
+    verbose: bool = False  # prism.* log records at DEBUG on stderr
 
     def recorded(self) -> dict[str, Any]:
         """The flags the CLI records but never loads (see docs/cli.md)."""
@@ -149,9 +150,60 @@ def build_options(
     agent: str | None = None,
     durable: bool = False,
     resume: bool = False,
+    verbose: bool = False,
 ) -> CliOptions:
     """``known_providers`` is called only for a provider other than ``mock``:
     listing the presets imports the HTTP adapter, which a mock run never needs."""
+    _check_mode_and_prompt(mode, prompt, session, durable=durable, resume=resume)
+    # The flags a --config file may supply (a flag given wins).
+    flags: dict[str, Any] = {
+        "provider": provider,
+        "model": model,
+        "system": system,
+        "context": context,
+        "compact": compact,
+        "compaction": compaction,
+        "summary_model": summary_model,
+        "max_tool_rounds": max_tool_rounds,
+        "mock_delay_ms": mock_delay_ms,
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "memory": memory,
+        "memory_model": memory_model,
+    }
+    config_data: dict[str, Any] = {}
+    if config is not None:
+        config_data = load_config(config)
+        _fill_from_config(flags, config_data, config)
+    agent = _check_agent(agent, flags)
+    flags["provider"] = _check_provider(flags, known_providers)
+    if session is not None:
+        validate_session_id(session)
+    _check_loop_flags(flags)
+    _check_endpoint_flags(flags)
+    _check_memory_flags(flags)
+    _check_otel(otel)
+    return CliOptions(
+        mode=cast("Mode", mode),  # checked by _check_mode_and_prompt
+        prompt=prompt,
+        session=session,
+        config_path=config,
+        config=config_data,
+        resources=_non_empty(resources, "--resource"),
+        extensions=_non_empty(extensions, "--extension"),
+        tools=_non_empty(tools, "--tool"),
+        otel=otel,
+        agent=agent,
+        durable=durable or resume,
+        resume=resume,
+        verbose=verbose,
+        **flags,
+    )
+
+
+def _check_mode_and_prompt(
+    mode: str, prompt: str | None, session: str | None, *, durable: bool, resume: bool
+) -> None:
     if mode not in MODES:
         raise UsageProblem(f"--mode must be one of {', '.join(MODES)} (got {mode!r})")
     if resume:
@@ -163,11 +215,10 @@ def build_options(
             raise UsageProblem(
                 "-p/--prompt is not used with --resume (the run continues as it was)"
             )
-    elif durable and session is None:
+        return
+    if durable and session is None:
         raise UsageProblem("--durable needs --session NAME (checkpoints go to the session file)")
-    if resume:
-        pass
-    elif mode == "rpc":
+    if mode == "rpc":
         if prompt is not None:
             raise UsageProblem("-p/--prompt is not used in rpc mode; send prompt requests")
     elif prompt is None:
@@ -175,82 +226,90 @@ def build_options(
     elif not prompt.strip():
         raise UsageProblem("-p/--prompt must not be empty")
 
-    config_data: dict[str, Any] = {}
-    if config is not None:
-        config_data = load_config(config)
-        provider = (
-            provider if provider is not None else _config_value(config_data, "provider", config)
-        )
-        model = model if model is not None else _config_value(config_data, "model", config)
-        system = system if system is not None else _config_value(config_data, "system", config)
-        context = context if context is not None else _config_value(config_data, "context", config)
-        if max_tool_rounds is None:
-            max_tool_rounds = _config_value(config_data, "maxToolRounds", config)
-        if compact is None:
-            compact = _config_value(config_data, "compact", config)
-        if base_url is None:
-            base_url = _config_value(config_data, "baseUrl", config)
-        if api_key_env is None:
-            api_key_env = _config_value(config_data, "apiKeyEnv", config)
-        if compaction is None:
-            compaction = _config_value(config_data, "compaction", config)
-        if summary_model is None:
-            summary_model = _config_value(config_data, "summaryModel", config)
 
-    if agent is not None:
-        from prism.cli.agent_loader import check_agent_spec
+# build_options' flag -> its --config key.
+_CONFIG_FLAGS: dict[str, str] = {
+    "provider": "provider",
+    "model": "model",
+    "system": "system",
+    "context": "context",
+    "max_tool_rounds": "maxToolRounds",
+    "compact": "compact",
+    "base_url": "baseUrl",
+    "api_key_env": "apiKeyEnv",
+    "compaction": "compaction",
+    "summary_model": "summaryModel",
+}
 
-        agent = check_agent_spec(
-            agent,
-            {
-                "provider": provider,
-                "model": model,
-                "system": system,
-                "context": context,
-                "compact": compact,
-                "compaction": compaction,
-                "summary_model": summary_model,
-                "max_tool_rounds": max_tool_rounds,
-                "mock_delay_ms": mock_delay_ms,
-                "base_url": base_url,
-                "api_key_env": api_key_env,
-                "memory": memory,
-                "memory_model": memory_model,
-            },
-        )
-    provider = provider if provider is not None else "mock"
+
+def _fill_from_config(flags: dict[str, Any], config: dict[str, Any], path: str) -> None:
+    for flag, key in _CONFIG_FLAGS.items():
+        if flags[flag] is None:
+            flags[flag] = _config_value(config, key, path)
+
+
+def _check_provider(flags: dict[str, Any], known_providers: Callable[[], tuple[str, ...]]) -> str:
+    provider: str = flags["provider"] if flags["provider"] is not None else "mock"
     if provider != "mock" and provider not in (names := known_providers()):
         raise UsageProblem(f"--provider {provider!r} is unknown (choose from {', '.join(names)})")
+    model = flags["model"]
     if model is not None and not model.strip():
         raise UsageProblem("--model must not be empty")
-    if session is not None:
-        validate_session_id(session)
+    return provider
+
+
+def _check_agent(agent: str | None, flags: dict[str, Any]) -> str | None:
+    if agent is None:
+        return None
+    from prism.cli.agent_loader import check_agent_spec
+
+    return check_agent_spec(agent, dict(flags))
+
+
+def _check_loop_flags(flags: dict[str, Any]) -> None:
+    """Compaction, tool rounds and the mock's delay; ``flags["compaction"]``
+    becomes the strategy's name."""
+    compact = flags["compact"]
     if compact is not None and compact < 1:
         raise UsageProblem(f"--compact must be at least 1 (got {compact})")
+    compaction = flags["compaction"]
     strategy = COMPACTION_STRATEGIES.get(compaction or "default")
     if strategy is None:
         raise UsageProblem(f"--compaction must be default or llm (got {compaction!r})")
+    summary_model = flags["summary_model"]
     if summary_model is not None:
         if strategy != "llm":
             raise UsageProblem("--summary-model only applies to --compaction llm")
         if not summary_model.strip():
             raise UsageProblem("--summary-model must not be empty")
+    max_tool_rounds = flags["max_tool_rounds"]
     if max_tool_rounds is not None and max_tool_rounds < 0:
         raise UsageProblem(f"--max-tool-rounds must be 0 or more (got {max_tool_rounds})")
+    mock_delay_ms = flags["mock_delay_ms"]
     if mock_delay_ms is not None:
-        if provider != "mock":
+        if flags["provider"] != "mock":
             raise UsageProblem("--mock-delay-ms only applies to --provider mock")
         if not 0 <= mock_delay_ms <= MAX_MOCK_DELAY_MS:
             raise UsageProblem(f"--mock-delay-ms must be between 0 and {MAX_MOCK_DELAY_MS}")
+    flags["compaction"] = strategy
+    flags["mock_delay_ms"] = mock_delay_ms or 0
 
-    if base_url is not None or api_key_env is not None:
-        from prism.cli.provider_config import check_api_key_env, check_base_url
 
-        if provider == "mock":
-            raise UsageProblem("--base-url and --api-key-env apply to a real provider, not mock")
-        base_url = check_base_url(base_url) if base_url is not None else None
-        api_key_env = check_api_key_env(api_key_env) if api_key_env is not None else None
+def _check_endpoint_flags(flags: dict[str, Any]) -> None:
+    """--base-url and --api-key-env, normalized in ``flags``."""
+    base_url, api_key_env = flags["base_url"], flags["api_key_env"]
+    if base_url is None and api_key_env is None:
+        return
+    from prism.cli.provider_config import check_api_key_env, check_base_url
 
+    if flags["provider"] == "mock":
+        raise UsageProblem("--base-url and --api-key-env apply to a real provider, not mock")
+    flags["base_url"] = check_base_url(base_url) if base_url is not None else None
+    flags["api_key_env"] = check_api_key_env(api_key_env) if api_key_env is not None else None
+
+
+def _check_memory_flags(flags: dict[str, Any]) -> None:
+    memory, memory_model = flags["memory"], flags["memory_model"]
     if memory is not None and memory not in MEMORY_KINDS:
         raise UsageProblem(f"--memory must be one of {', '.join(MEMORY_KINDS)} (got {memory!r})")
     if memory_model is not None:
@@ -259,41 +318,16 @@ def build_options(
         if not memory_model.strip():
             raise UsageProblem("--memory-model must not be empty")
 
-    if otel:
-        try:
-            import opentelemetry.sdk.trace  # noqa: F401
-        except ImportError:
-            raise UsageProblem(
-                "--otel needs OpenTelemetry: pip install 'prism-harness[otel]'"
-            ) from None
 
-    return CliOptions(
-        mode=mode,
-        prompt=prompt,
-        provider=provider,
-        model=model,
-        session=session,
-        config_path=config,
-        config=config_data,
-        resources=_non_empty(resources, "--resource"),
-        extensions=_non_empty(extensions, "--extension"),
-        tools=_non_empty(tools, "--tool"),
-        system=system,
-        context=context,
-        compact=compact,
-        compaction=strategy,
-        summary_model=summary_model,
-        max_tool_rounds=max_tool_rounds,
-        mock_delay_ms=mock_delay_ms or 0,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        memory=memory,
-        memory_model=memory_model,
-        otel=otel,
-        agent=agent,
-        durable=durable or resume,
-        resume=resume,
-    )
+def _check_otel(otel: bool) -> None:
+    if not otel:
+        return
+    try:
+        import opentelemetry.sdk.trace  # noqa: F401
+    except ImportError:
+        raise UsageProblem(
+            "--otel needs OpenTelemetry: pip install 'prism-harness[otel]'"
+        ) from None
 
 
 def prism_home(environ: Mapping[str, str] | None = None) -> Path:

@@ -9,7 +9,10 @@ provider and the redactor only, never printed.
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +20,8 @@ from typing import Any
 from prism.cli.echo import MOCK_DEFAULT_MODEL, create_echo_provider
 from prism.cli.options import CliOptions, UsageProblem
 from prism.contracts import ModelConfig
+
+_log = logging.getLogger("prism.cli")
 
 
 def _presets() -> Mapping[str, Any]:
@@ -27,8 +32,15 @@ def _presets() -> Mapping[str, Any]:
     return PROVIDER_PRESETS
 
 
+# Any OpenAI-compatible server (LM Studio, Ollama, vLLM, llama.cpp): needs
+# --base-url; a key only when --api-key-env names one (local servers take none).
+LOCAL_PROVIDER = "openai-compatible"
+LOCAL_DEFAULT_MODEL = "default"
+
+
 def known_provider_names() -> tuple[str, ...]:
-    return ("mock", *sorted(name for name in _presets() if name != "mock"))
+    presets = sorted(name for name in _presets() if name not in ("mock", LOCAL_PROVIDER))
+    return ("mock", LOCAL_PROVIDER, *presets)
 
 
 def model_for(provider: str, model: str) -> ModelConfig:
@@ -55,6 +67,53 @@ def create_cli_provider(
         model: ModelConfig = {"provider": "mock", "model": options.model or MOCK_DEFAULT_MODEL}
         return ProviderSetup(create_echo_provider(delay_ms=options.mock_delay_ms), model)
     env = os.environ if environ is None else environ
+    with warnings.catch_warnings(record=True) as caught:
+        # A placeholder key's "used but not redacted" warning becomes one
+        # line of the CLI's own, not a Python warning with its source line.
+        warnings.simplefilter("always", RuntimeWarning)
+        setup = _real_provider(options, env)
+    for warning in caught:
+        sys.stderr.write(f"prism: warning: {' '.join(str(warning.message).split())}\n")
+    _log.debug(
+        "provider %s, model %s, %d key(s) to redact",
+        options.provider,
+        setup.model["model"],
+        len(setup.secrets),
+    )
+    return setup
+
+
+def _local_provider(options: CliOptions, env: Mapping[str, str]) -> ProviderSetup:
+    from prism.cli.provider_config import configured_provider
+    from prism.providers.openai_compatible import create_openai_compatible_provider
+    from prism.security.redaction import redactable_credentials
+
+    entry = configured_provider(LOCAL_PROVIDER, env) or {}
+    base_url = options.base_url or entry.get("baseUrl")
+    if base_url is None:
+        raise UsageProblem(
+            f"--provider {LOCAL_PROVIDER} needs --base-url URL (the server's /v1 endpoint,"
+            " e.g. http://127.0.0.1:11434/v1 for Ollama)"
+        )
+    key_env = options.api_key_env or entry.get("apiKeyEnv")
+    api_key = env.get(key_env) if key_env else None
+    if key_env and not api_key:
+        raise UsageProblem(f"--api-key-env {key_env} is not set in the environment")
+    # No key: no Authorization header at all (the server needs none).
+    provider = create_openai_compatible_provider(
+        base_url=base_url, api_key=api_key or None, name=LOCAL_PROVIDER
+    )
+    model: ModelConfig = {
+        "provider": LOCAL_PROVIDER,
+        "model": options.model or entry.get("model") or LOCAL_DEFAULT_MODEL,
+    }
+    origin = f"provider {LOCAL_PROVIDER!r}"
+    return ProviderSetup(provider, model, redactable_credentials((api_key,), origin=origin))
+
+
+def _real_provider(options: CliOptions, env: Mapping[str, str]) -> ProviderSetup:
+    if options.provider == LOCAL_PROVIDER:
+        return _local_provider(options, env)
     package = _presets().get(options.provider)
     if package is None:  # build_options already checked; keep the error explicit
         raise UsageProblem(f"--provider {options.provider!r} is unknown")

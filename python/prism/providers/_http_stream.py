@@ -23,6 +23,7 @@ from anyio.lowlevel import checkpoint, checkpoint_if_cancelled, current_token
 
 from prism.contracts import ErrorInfo, JsonValue, ModelConfig, ProviderEvent, ProviderRequest, Usage
 from prism.errors import ConfigError, CredentialError, PrismError
+from prism.log import log_request, log_response_data, log_response_status
 from prism.providers._openai_compatible_errors import http_status_error, transport_error_info
 from prism.security.credentials import CredentialSource, as_credential_resolver
 from prism.security.redaction import (
@@ -233,17 +234,19 @@ class HttpStreamProvider:
         client = self._http_client()
         extra: dict[str, Any] = {} if self._timeout is None else {"timeout": self._timeout}
         decoder: Decoder | None = None
+        log_request(logger, self.name, self.url, headers, body, redactor)
         try:
             async with aconnect_sse(
                 client, "POST", self.url, json=body, headers=headers, **extra
             ) as source:
                 response = source.response
+                content_type = response.headers.get("content-type", "")
+                log_response_status(logger, self.name, response.status_code, content_type)
                 if response.status_code >= 400:
                     raw = (await response.aread()).decode("utf-8", errors="replace")
                     status = http_status_error(self.name, response, raw, redactor, now=self._clock)
                     yield {"type": "error", "error": self.classify_status(status, raw)}
                     return
-                content_type = response.headers.get("content-type", "")
                 if "text/event-stream" not in content_type:
                     wrong_type = fail(
                         f"{self.name}: expected an event stream, got content-type "
@@ -255,6 +258,7 @@ class HttpStreamProvider:
                 decoder = self.decoder(request, redactor)
                 async with aclosing(_data_events(source.response, self._stall_s)) as events:
                     async for kind, data in events:
+                        log_response_data(logger, self.name, data, redactor)
                         for event in decoder.feed(kind, data):
                             await checkpoint_if_cancelled()
                             yield event

@@ -10,8 +10,11 @@ A script is one of:
   the events may be a list, any iterable, or an async iterable.
 
 An exception *instance* placed in a script is raised at that point, which is
-how tests simulate a provider that crashes mid-stream. Every request is
-deep-copied into ``.requests`` before the first event is produced.
+how tests simulate a provider that crashes mid-stream. Requests are
+deep-copied into ``.requests`` before the first event is produced, keeping
+the most recent ``record`` of them (``DEFAULT_RECORD`` by default; ``True``
+keeps all, ``False`` none), so a thousand-turn test does not hold a copy of
+every message of every turn.
 """
 
 from __future__ import annotations
@@ -36,12 +39,22 @@ MockScript: TypeAlias = (
 )
 
 EXHAUSTED_CODE = "mock_script_exhausted"
+# Requests kept in ``.requests`` unless ``record`` says otherwise.
+DEFAULT_RECORD = 100
 
 
 class MockProvider:
-    """See the module docstring. ``turns`` counts ``generate`` calls so far."""
+    """See the module docstring. ``turns`` counts ``generate`` calls so far
+    (all of them, however many ``requests`` keeps)."""
 
-    def __init__(self, script: Any, *, delay_ms: float = 0, name: str = "mock") -> None:
+    def __init__(
+        self,
+        script: Any,
+        *,
+        delay_ms: float = 0,
+        name: str = "mock",
+        record: bool | int = DEFAULT_RECORD,
+    ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigError("mock provider name must be a non-empty string")
         if (
@@ -52,6 +65,7 @@ class MockProvider:
             raise ConfigError(f"mock provider delay_ms must be a number >= 0, got {delay_ms!r}")
         self.name = name
         self.delay_ms = delay_ms
+        self.record_limit = _record_limit(record)
         self.requests: list[ProviderRequest] = []
         self.turns = 0
         self._function: MockScriptFunction | None = None
@@ -66,11 +80,12 @@ class MockProvider:
         return self._generate(request)
 
     async def _generate(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
-        recorded = copy.deepcopy(request)
-        self.requests.append(recorded)
+        self._record(request)
         turn = self.turns
         self.turns += 1
-        source = await self._events_for(copy.deepcopy(recorded), turn)
+        # Only a function model reads the request: it gets its own copy.
+        seen = copy.deepcopy(request) if self._function is not None else request
+        source = await self._events_for(seen, turn)
         delay = self.delay_ms / 1000
         async for item in source:
             if delay:
@@ -85,6 +100,15 @@ class MockProvider:
             except ValueError as error:
                 raise ConfigError(f"mock provider turn {turn + 1}: {error}") from None
             yield copy.deepcopy(event)
+
+    def _record(self, request: ProviderRequest) -> None:
+        limit = self.record_limit
+        if limit == 0:
+            return
+        requests = self.requests
+        requests.append(copy.deepcopy(request))
+        if limit is not None and len(requests) > limit:
+            del requests[: len(requests) - limit]
 
     async def _events_for(self, request: ProviderRequest, turn: int) -> AsyncIterator[Any]:
         if self._function is not None:
@@ -105,9 +129,26 @@ class MockProvider:
         return _as_async_iter([exhausted], turn)
 
 
-def create_mock_provider(script: Any, *, delay_ms: float = 0, name: str = "mock") -> MockProvider:
-    """Build a :class:`MockProvider`; static scripts are validated here, at once."""
-    return MockProvider(script, delay_ms=delay_ms, name=name)
+def create_mock_provider(
+    script: Any, *, delay_ms: float = 0, name: str = "mock", record: bool | int = DEFAULT_RECORD
+) -> MockProvider:
+    """Build a :class:`MockProvider`; static scripts are validated here, at once.
+    ``record``: how many of the latest requests ``.requests`` keeps (``True``
+    all, ``False`` none)."""
+    return MockProvider(script, delay_ms=delay_ms, name=name, record=record)
+
+
+def _record_limit(record: object) -> int | None:
+    """``None``: keep all; ``0``: keep none; else the most recent ``n``."""
+    if record is True:
+        return None
+    if record is False:
+        return 0
+    if isinstance(record, int) and record >= 0:
+        return record
+    raise ConfigError(
+        f"mock provider record must be True, False or an int >= 0 (requests kept), got {record!r}"
+    )
 
 
 def _parse_static_script(script: Any) -> tuple[list[list[Any]] | None, list[Any] | None]:

@@ -13,6 +13,7 @@ anyio cancellation and closes the HTTP stream (the response lives in an
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -33,6 +34,7 @@ from prism.contracts import (
     Usage,
 )
 from prism.errors import ConfigError, CredentialError
+from prism.log import log_request, log_response_data, log_response_status
 from prism.providers._openai_compatible_errors import (
     describe_payload_error,
     http_status_error,
@@ -67,6 +69,8 @@ if TYPE_CHECKING:
     # httpx is imported where a request is made, not by `import prism`:
     # it costs ~90 ms, and most processes (the CLI with the mock) never use it.
     import httpx
+
+logger = logging.getLogger("prism.providers")
 
 __all__ = [
     "CachePolicy",
@@ -244,23 +248,22 @@ class OpenAICompatibleProvider:
             self._redactors[secrets] = redactor
         return redactor
 
-    async def generate(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
-        # A run cancelled before it starts must not reach the network.
-        await checkpoint()
+    async def _prepare(
+        self, request: ProviderRequest
+    ) -> tuple[dict[str, str], SecretRedactor, dict[str, Any]]:
+        """Headers, redactor and body; raises _StreamFailed (nothing is sent)."""
         secrets = self._static_secrets
         headers = {"Content-Type": "application/json", **self._headers}
         if self._credential is not None:
             try:
                 resolved = await self._credential.resolve()
             except CredentialError as exc:
-                yield _error(f"{self.name}: {exc}", "credential_error")
-                return
+                raise _refusal(f"{self.name}: {exc}", "credential_error") from None
             if resolved is None:
-                yield _error(
+                raise _refusal(
                     f"{self.name}: no credential: tried {self._credential.description}",
                     "credential_error",
                 )
-                return
             secrets = secrets | frozenset(
                 redactable_credentials(resolved.secrets, origin=self._origin)
             )
@@ -271,12 +274,22 @@ class OpenAICompatibleProvider:
         try:
             redactor = self._redactor(secrets)
         except ConfigError as exc:
-            yield _error(f"{self.name}: resolved credential is unusable: {exc}", "credential_error")
-            return
+            raise _refusal(
+                f"{self.name}: resolved credential is unusable: {exc}", "credential_error"
+            ) from None
         try:
             body = self.build_body(request)
         except RequestSerializationError as exc:
-            yield _error(f"{self.name}: {redactor.redact_text(str(exc))}", exc.code)
+            raise _refusal(f"{self.name}: {redactor.redact_text(str(exc))}", exc.code) from None
+        return headers, redactor, body
+
+    async def generate(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        # A run cancelled before it starts must not reach the network.
+        await checkpoint()
+        try:
+            headers, redactor, body = await self._prepare(request)
+        except _StreamFailed as refused:
+            yield {"type": "error", "error": refused.info}
             return
         import httpx
         from httpx_sse import aconnect_sse
@@ -294,11 +307,14 @@ class OpenAICompatibleProvider:
         # An explicit timeout wins; otherwise the client's own (a host's
         # configured client keeps its settings, ours has default_timeout()).
         extra: dict[str, Any] = {} if self._timeout is None else {"timeout": self._timeout}
+        log_request(logger, self.name, self.url, headers, body, redactor)
         try:
             async with aconnect_sse(
                 self._client, "POST", self.url, json=body, headers=headers, **extra
             ) as source:
                 response = source.response
+                content_type = response.headers.get("content-type", "")
+                log_response_status(logger, self.name, response.status_code, content_type)
                 if response.status_code >= 400:
                     raw = (await response.aread()).decode("utf-8", errors="replace")
                     yield {
@@ -308,7 +324,6 @@ class OpenAICompatibleProvider:
                         ),
                     }
                     return
-                content_type = response.headers.get("content-type", "")
                 if "text/event-stream" not in content_type:
                     yield _error(
                         f"{self.name}: expected an event stream, got content-type "
@@ -356,6 +371,7 @@ class _StreamState:
         self.saw_done = False
 
     def feed(self, data: str, redactor: SecretRedactor) -> list[ProviderEvent]:
+        log_response_data(logger, self.name, data, redactor)
         chunk = _parse_chunk(self.name, data)
         if chunk.get("error"):
             raise _StreamFailed(stream_error_info(self.name, chunk["error"], redactor))
@@ -423,6 +439,11 @@ def _with_usage(info: ErrorInfo, state: _StreamState | None) -> ErrorInfo:
 def _error(message: str, code: str) -> ProviderEvent:
     # Explicitly not retryable: the same request would fail the same way.
     return {"type": "error", "error": {"message": message, "code": code, "retryable": False}}
+
+
+def _refusal(message: str, code: str) -> _StreamFailed:
+    """A request refused before it is sent (see ``_error``)."""
+    return _StreamFailed({"message": message, "code": code, "retryable": False})
 
 
 def _parse_chunk(provider: str, data: str) -> Mapping[str, Any]:

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from prism.runtime.options import (
         RunOptions,
     )
+    from prism.runtime.recovery import (
+        ResumeAllReport,
+    )
     from prism.runtime.result import (
         RunResult,
     )
@@ -40,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "AGENT_EVENT_TYPES": "prism.runtime.events",
     "AgentEventListener": "prism.runtime.events",
     "RunOptions": "prism.runtime.options",
+    "ResumeAllReport": "prism.runtime.recovery",
     "RunResult": "prism.runtime.result",
     "AgentSession": "prism.runtime.session",
     "RunStream": "prism.runtime.stream",
@@ -52,6 +56,7 @@ __all__ = [
     "AgentConfig",
     "AgentEventListener",
     "AgentSession",
+    "ResumeAllReport",
     "RunOptions",
     "RunResult",
     "RunStream",

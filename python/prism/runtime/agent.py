@@ -15,6 +15,7 @@ from prism.providers.registry import ProviderRegistry
 from prism.runtime.config import AgentConfig, SleepFn, validate_model
 from prism.runtime.events import AgentEventListener
 from prism.runtime.options import RunOptions
+from prism.runtime.recovery import ResumeAllReport, resume_sessions, unfinished_sessions
 from prism.runtime.result import RunResult
 from prism.runtime.session import AgentSession
 from prism.stores.base import SessionStore
@@ -105,6 +106,28 @@ class Agent:
             )
         return session
 
+    async def unfinished_sessions(self, store: SessionStore | None = None) -> list[str]:
+        """Ids of the sessions on ``store`` (default: the agent's) whose
+        newest durable run did not finish: what a worker resumes after a
+        restart (docs/durable.md)."""
+        return await unfinished_sessions(store or self.store)
+
+    async def resume_all(
+        self,
+        store: SessionStore | None = None,
+        *,
+        session_ids: Sequence[str] | None = None,
+        **options: Unpack[RunOptions],
+    ) -> ResumeAllReport:
+        """Resume every unfinished durable run on ``store`` (or the sessions
+        named by ``session_ids``), one after another; a session that fails
+        (a damaged checkpoint, a lease another worker holds) is reported in
+        ``ResumeAllReport.failed`` and the others still resume."""
+        target = store or self.store
+        ids = list(session_ids) if session_ids is not None else await unfinished_sessions(target)
+        sessions = [self.create_session(sid, target) for sid in ids]
+        return await resume_sessions(sessions, self.config.redactor, options)
+
     def with_provider(
         self,
         provider: Any,
@@ -164,7 +187,7 @@ def create_agent(
     tools: Sequence[ToolDefinition] | ToolRegistry = (),
     middleware: MiddlewareRegistry | None = None,
     system: str | Sequence[Any] | None = None,
-    retry: Any = None,
+    retry: Any = True,
     compaction: Any = None,
     max_tool_rounds: int = 8,
     tool_concurrency: int = 1,

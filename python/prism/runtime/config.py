@@ -121,7 +121,7 @@ class AgentConfig:
         tools: Sequence[ToolDefinition] | ToolRegistry = (),
         middleware: MiddlewareRegistry | None = None,
         system: str | Sequence[Any] | None = None,
-        retry: Any = None,
+        retry: Any = True,
         compaction: Any = None,
         max_tool_rounds: int = 8,
         tool_concurrency: int = 1,

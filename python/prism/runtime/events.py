@@ -7,6 +7,8 @@ union and the order the runtime emits it in.
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Callable
 from typing import Any, Final, Literal, get_args
 
@@ -25,6 +27,27 @@ AgentEventListener = Callable[[AgentEvent], Any]
 
 # One list of event names: the contract's Literal.
 AGENT_EVENT_TYPES: Final[tuple[str, ...]] = get_args(AgentEventType)
+
+# Every event the listeners see is also a ``prism.runtime`` record (after
+# redaction): the run's story at DEBUG, a scheduled retry at INFO, a failed
+# run at WARNING. Deltas are left out (0): the providers logger holds the
+# raw stream, and one record per token would drown the rest.
+_log = logging.getLogger("prism.runtime")
+_EVENT_LEVELS: Final[dict[str, int]] = {
+    "message_delta": 0,
+    "retry_scheduled": logging.INFO,
+    "error": logging.WARNING,
+}
+_LOGGED_CHARS = 4_000
+
+
+def _log_event(event: AgentEvent) -> None:
+    level = _EVENT_LEVELS.get(event.get("type", ""), logging.DEBUG)
+    if level and _log.isEnabledFor(level):
+        text = json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str)
+        if len(text) > _LOGGED_CHARS:
+            text = text[:_LOGGED_CHARS] + f"... ({len(text)} chars)"
+        _log.log(level, "%s %s", event.get("type"), text)
 
 
 class EventHub:
@@ -66,6 +89,7 @@ class EventHub:
         out = event
         if self._redactor is not None:
             out = redact_keeping_ids(out, self._redactor)
+        _log_event(out)
         if not self._listeners:
             return out
         for listener in tuple(self._listeners):

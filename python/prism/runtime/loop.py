@@ -209,7 +209,7 @@ def output_result(settings: RunSettings, progress: RunProgress, call: ToolCall) 
     assert settings.output is not None
     value, problem = settings.output.validate(call["arguments"])
     if problem is not None:
-        name = settings.output.name
+        name = settings.output.label or settings.output.name
         return error_result(call, f"not a valid {name}: {problem}", "invalid_output")
     progress.output_value = value
     progress.output_accepted = True
@@ -230,7 +230,7 @@ async def _accept_text(settings: RunSettings, progress: RunProgress, steps: Step
         return True
     if progress.tool_rounds >= settings.max_tool_rounds:
         raise StructuredOutputError(
-            f"The model's answer is not a valid {output.name} after max_tool_rounds "
+            f"The model's answer is not a valid {output.label or output.name} after max_tool_rounds "
             f"({settings.max_tool_rounds}) corrections: {problem}"
         )
     progress.tool_rounds += 1

@@ -25,7 +25,7 @@ class RunOptions(TypedDict, total=False):
     metadata: Mapping[str, Any]
     attention: Any
     output_type: Any
-    output_mode: Literal["auto", "response_format", "tool"]
+    output_mode: Literal["auto", "response_format", "native", "tool", "prompted"]
     durable: bool
     persist_session_state: bool
 

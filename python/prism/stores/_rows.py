@@ -15,11 +15,14 @@ round trip through Python and invalid UTF-8 cannot make the query fail.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 from prism.contracts import SessionEntry, SessionEntryParseError
 from prism.stores._codec import parse_lines
+
+_log = logging.getLogger("prism.stores")
 
 ROW_COLUMNS = "seq, id, session_id, typeof(entry), CAST(entry AS BLOB)"
 _BOM = b"\xef\xbb\xbf"
@@ -115,6 +118,8 @@ def _column_mismatch(entry: SessionEntry, row_id: str, row_session: str) -> str 
 
 
 def _quarantine(seq: int, reason: str, raw: Any) -> SessionEntryParseError:
+    # The row number and reason only: the raw text may hold anything.
+    _log.warning("row %d quarantined: %s", seq, reason)
     if isinstance(raw, bytes):
         text = raw.decode("utf-8", "replace")
     elif raw is None:

@@ -16,6 +16,7 @@ answers from its in-memory index without touching the file.
 from __future__ import annotations
 
 import builtins
+import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -34,6 +35,8 @@ from prism.stores._locking import (
     unlock_session,
 )
 from prism.stores.base import SessionLease, check_key, check_path, check_session_id
+
+_log = logging.getLogger("prism.stores")
 
 _T = TypeVar("_T")
 _Fingerprint = tuple[int, int, int, int, int]  # dev, inode, size, mtime_ns, ctime_ns
@@ -92,6 +95,7 @@ class JsonlSessionStore:
         await self.append_many([entry])
 
     async def append_many(self, entries: Sequence[SessionEntry]) -> None:
+        _log.debug("%s: appending %d entries", self.path, len(entries))
         # Encoding and validation run in the worker too (a multi-MB tool
         # result must not stall the loop). Not abandoned on cancellation: once
         # in the thread, the append runs to completion (all or nothing) and
@@ -224,6 +228,11 @@ class JsonlSessionStore:
             self._lines += data.count(b"\n") + (1 if self._pending_newline else 0)
             self._index(entries)
             self._errors.extend(errors)
+            for error in errors:
+                # The line number and reason only: the raw text may hold anything.
+                _log.warning(
+                    "%s: line %d quarantined: %s", self.path, error["line"], error["reason"]
+                )
         self._offset = tail.size
         self._fingerprint = tail.fingerprint
         self._samples = tail.samples
