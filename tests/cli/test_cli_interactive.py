@@ -60,7 +60,9 @@ class Terminal:
                 .strip()
                 .partition(" ")
             )
-            if dead == "1":
+            # tmux marks the pane dead a moment before it fills in the
+            # status; an empty status is read again.
+            if dead == "1" and status:
                 return int(status)
             time.sleep(0.05)  # a poll of the pane, not a wait for time to pass
         raise AssertionError(f"prism never exited:\n{self.screen()}")
