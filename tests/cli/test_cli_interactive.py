@@ -50,20 +50,34 @@ class Terminal:
             time.sleep(0.05)  # a poll of the screen, not a wait for time to pass
         raise AssertionError(f"the terminal never showed {what}:\n{self.screen()}")
 
-    def exit_status(self) -> int:
+    def exit_status(self, *, resend: str | None = None) -> int:
+        """How prism ended. ``resend``: keys sent again every 2 s while it
+        runs: a Ctrl-D typed while readline is between raw and cooked mode
+        (the prompt drawn, the terminal not yet switched) is dropped by the
+        terminal, which only a program under a loaded scheduler sees."""
         deadline = time.monotonic() + SAFETY_TIMEOUT
+        again = time.monotonic() + 2.0
         while time.monotonic() < deadline:
-            dead, _, status = (
+            if resend is not None and time.monotonic() > again:
+                self.keys(resend)
+                again = time.monotonic() + 2.0
+            dead, status, signal = (
                 self._tmux(
-                    "display-message", "-p", "-t", self.name, "#{pane_dead} #{pane_dead_status}"
+                    "display-message",
+                    "-p",
+                    "-t",
+                    self.name,
+                    "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}",
                 )
                 .strip()
-                .partition(" ")
+                .split(":")
             )
-            # tmux marks the pane dead a moment before it fills in the
-            # status; an empty status is read again.
+            # tmux marks the pane dead a moment before it fills in how the
+            # process ended; a death by signal reads as minus the signal.
             if dead == "1" and status:
                 return int(status)
+            if dead == "1" and signal:
+                return -int(signal)
             time.sleep(0.05)  # a poll of the pane, not a wait for time to pass
         raise AssertionError(f"prism never exited:\n{self.screen()}")
 
@@ -102,7 +116,7 @@ def test_a_conversation_with_slash_commands_persisted_like_session(
     term.keys("/nope", "Enter")
     term.wait_for(lambda s: "unknown command /nope" in s, "the unknown-command help")
     term.keys("C-d")
-    assert term.exit_status() == 0
+    assert term.exit_status(resend="C-d") == 0
     lines = (prism_home / "sessions.jsonl").read_text().splitlines()
     texts = [
         block["text"]
@@ -125,6 +139,6 @@ def test_ctrl_c_aborts_the_run_not_the_program(
     term.keys("/model fast", "Enter")
     term.wait_for(lambda s: "model: fast" in s, "the session still answering")
     term.keys("C-d")
-    assert term.exit_status() == 0
+    assert term.exit_status(resend="C-d") == 0
     kinds = [json.loads(line)["kind"] for line in (prism_home / "sessions.jsonl").open()]
     assert kinds[0] == "message" and "model_change" in kinds
