@@ -69,17 +69,17 @@ class RedactingFilter(logging.Filter):
 def enable_logging(
     level: int = logging.DEBUG,
     *,
+    redactor: TextRedactor,
     stream: TextIO | None = None,
-    redactor: TextRedactor | None = None,
 ) -> logging.Handler:
     """Print Prism's records at ``level`` or above to ``stream`` (stderr by
     default); returns the handler, which :func:`disable_logging` removes.
-    ``redactor`` masks its secrets in every record this handler prints."""
+    ``redactor`` (required, usually ``agent.config.redactor``) masks its
+    secrets in every record this handler prints."""
     handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
     handler.setFormatter(logging.Formatter(_FORMAT))
     handler.setLevel(level)
-    if redactor is not None:
-        handler.addFilter(RedactingFilter(redactor))
+    handler.addFilter(RedactingFilter(redactor))
     root = logging.getLogger(ROOT)
     root.addHandler(handler)
     if root.level == logging.NOTSET or root.level > level:
