@@ -74,9 +74,8 @@ def enable_logging(
 ) -> logging.Handler:
     """Print Prism's records at ``level`` or above to ``stream`` (stderr by
     default); returns the handler, which :func:`disable_logging` removes.
-    ``redactor`` (the agent's) masks its secrets in every record this handler
-    prints; required, like every redactor in Prism, so that a handler never
-    prints unmasked by omission (pass ``NOOP_REDACTOR`` to mean it)."""
+    ``redactor`` (required, usually ``agent.config.redactor``) masks its
+    secrets in every record this handler prints."""
     handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
     handler.setFormatter(logging.Formatter(_FORMAT))
     handler.setLevel(level)

@@ -95,7 +95,6 @@ class JsonlSessionStore:
         await self.append_many([entry])
 
     async def append_many(self, entries: Sequence[SessionEntry]) -> None:
-        _log.debug("%s: appending %d entries", self.path, len(entries))
         # Encoding and validation run in the worker too (a multi-MB tool
         # result must not stall the loop). Not abandoned on cancellation: once
         # in the thread, the append runs to completion (all or nothing) and
@@ -254,6 +253,7 @@ class JsonlSessionStore:
         lines, parsed = encode_batch(entries)
         if not lines:
             return
+        _log.debug("%s: appending %d entries", self.path, len(lines))
         payload = b"".join(line + b"\n" for line in lines)
         with self._lock:
             try:
