@@ -8,7 +8,9 @@ pins it), while the Host header and TLS server name stay the URL's host.
 
 from __future__ import annotations
 
+import functools
 import math
+import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,14 +105,20 @@ class _PinnedBackend(httpcore.AsyncNetworkBackend):
         await self._backend.sleep(seconds)
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle costs more than a small fetch: built once.
+    return httpx.create_ssl_context(trust_env=False)
+
+
 class _PinnedTransport(httpx.AsyncHTTPTransport):
     def __init__(self, backend: _PinnedBackend) -> None:
         # trust_env=False: an environment proxy would connect on our behalf, unchecked.
-        super().__init__(trust_env=False)
+        super().__init__(verify=_ssl_context(), trust_env=False)
         # httpx takes no network backend; its pool is rebuilt with one (same
         # settings as httpx's defaults otherwise).
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=_ssl_context(),
             max_connections=10,
             max_keepalive_connections=5,
             network_backend=backend,
