@@ -168,9 +168,14 @@ async def _follow(
     while True:
         host = current.raw_host.decode("ascii")
         port = current.port or (443 if current.scheme == "https" else 80)
-        backend.pins[host] = await resolve_checked(
-            host, port, resolve, allow_loopback=allow_loopback
-        )
+        try:
+            backend.pins[host] = await resolve_checked(
+                host, port, resolve, allow_loopback=allow_loopback
+            )
+        except WebFetchError as error:
+            if not redirects:
+                raise
+            raise WebFetchError(error.reason, f"redirect refused: {error}") from None
         try:
             async with client.stream("GET", current) as response:
                 if response.status_code in REDIRECT_STATUSES and "location" in response.headers:
