@@ -75,6 +75,9 @@ async def test_loopback_is_refused_by_default(server: LoopbackServer) -> None:
         ("::ffff:10.0.0.1", "private"),
         ("::ffff:127.0.0.1", "loopback"),
         ("::ffff:169.254.169.254", "link-local"),
+        ("2002:a00:1::", "private"),  # 6to4 carrying 10.0.0.1
+        ("64:ff9b::a9fe:a9fe", "link-local"),  # NAT64 carrying 169.254.169.254
+        ("64:ff9b::7f00:1", "loopback"),
     ],
 )
 def test_address_classes_are_refused(address: str, kind: str) -> None:
@@ -85,6 +88,7 @@ def test_address_classes_are_refused(address: str, kind: str) -> None:
 def test_public_addresses_pass_and_loopback_only_on_opt_in() -> None:
     assert address_problem("93.184.216.34") is None
     assert address_problem("2606:4700::1111") is None
+    assert address_problem("64:ff9b::808:808") is None  # NAT64 to a public IPv4 host
     assert address_problem("127.0.0.1", allow_loopback=True) is None
     assert address_problem("::ffff:127.0.0.1", allow_loopback=True) is None
     # Opting into loopback lets nothing else private through.
@@ -198,6 +202,8 @@ async def test_the_body_stops_at_the_size_cap(server: LoopbackServer) -> None:
     )
     assert page.truncated is True
     assert len(page.text) == 5000
+    # The client stopped reading: the server never got its 10 MB out.
+    assert server.big_chunks_sent < 10_000
 
 
 async def test_binary_content_is_refused(server: LoopbackServer) -> None:

@@ -75,8 +75,10 @@ def address_problem(address: str, *, allow_loopback: bool = False) -> str | None
         ip: IPAddress = ipaddress.ip_address(address.split("%", 1)[0])
     except ValueError:
         return f"{address!r} is not an IP address"
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None:
+            return address_problem(str(embedded), allow_loopback=allow_loopback)
     if ip.is_loopback:
         return None if allow_loopback else "a loopback address"
     for label, flag in (
@@ -91,6 +93,21 @@ def address_problem(address: str, *, allow_loopback: bool = False) -> str | None
             return label
     if not ip.is_global:
         return "an address that is not globally routable"
+    return None
+
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries to an IPv4 host (mapped, 6to4,
+    NAT64): such an address reaches that IPv4 host, so it is judged by it."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     return None
 
 
