@@ -26,6 +26,7 @@ REFERENCE_MODULES = (
     "prism.durable",
     "prism.subagents",
     "prism.workflows",
+    "prism.web",
     "prism.testing",
 )
 

@@ -89,6 +89,20 @@ TEMPLATES: dict[str, Template] = {
                 "# WORKER_DATA_DIR=data",
             ),
         ),
+        Template(
+            "deep-research",
+            "A research agent: plan, search, fetch, read, cite, refine (bounded), with a "
+            "pluggable search backend and an SSRF-guarded web fetch.",
+            {
+                **_COMMON,
+                "deep-research/agent.py.tmpl": "{pkg}/agent.py",
+                "deep-research/research.py.tmpl": "{pkg}/research.py",
+                "deep-research/search.py.tmpl": "{pkg}/search.py",
+                "deep-research/read.py.tmpl": "{pkg}/read.py",
+                "deep-research/tests/test_agent.py.tmpl": "tests/test_agent.py",
+                "deep-research/README.md.tmpl": "README.md",
+            },
+        ),
     )
 }
 
