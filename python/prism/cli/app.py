@@ -137,6 +137,16 @@ def _parser() -> _Parser:
         help="Continue the session's unfinished durable run (with --session; no -p).",
     )
     add(
+        "--approve-all",
+        action="store_true",
+        help="Approve every tool call a durable run pauses on (else asked on a terminal).",
+    )
+    add(
+        "--deny-all",
+        action="store_true",
+        help="Deny every tool call a durable run pauses on (the model reads why).",
+    )
+    add(
         "--otel",
         action="store_true",
         help="Write OpenTelemetry spans to stderr (needs prism-harness[otel]).",
@@ -183,6 +193,8 @@ def run(args: Sequence[str]) -> int:
         agent=parsed.agent,
         durable=parsed.durable,
         resume=parsed.resume,
+        approve_all=parsed.approve_all,
+        deny_all=parsed.deny_all,
     )
     from prism.cli.modes import run_mode
 

@@ -58,6 +58,9 @@ class CliOptions:
     agent: str | None = None
     durable: bool = False  # runs write checkpoints (docs/durable.md)
     resume: bool = False  # continue the session's unfinished durable run
+    # How a run paused for approval is answered (prism.cli.approvals):
+    # None asks on a terminal and otherwise stops with the waiting report.
+    approvals: Literal["approve", "deny"] | None = None
 
     def recorded(self) -> dict[str, Any]:
         """The flags the CLI records but never loads (see docs/cli.md)."""
@@ -149,6 +152,8 @@ def build_options(
     agent: str | None = None,
     durable: bool = False,
     resume: bool = False,
+    approve_all: bool = False,
+    deny_all: bool = False,
 ) -> CliOptions:
     """``known_providers`` is called only for a provider other than ``mock``:
     listing the presets imports the HTTP adapter, which a mock run never needs."""
@@ -267,6 +272,7 @@ def build_options(
                 "--otel needs OpenTelemetry: pip install 'prism-harness[otel]'"
             ) from None
 
+    approvals = _approval_flags(mode, approve_all=approve_all, deny_all=deny_all)
     return CliOptions(
         mode=mode,
         prompt=prompt,
@@ -293,7 +299,21 @@ def build_options(
         agent=agent,
         durable=durable or resume,
         resume=resume,
+        approvals=approvals,
     )
+
+
+def _approval_flags(
+    mode: str, *, approve_all: bool, deny_all: bool
+) -> Literal["approve", "deny"] | None:
+    if approve_all and deny_all:
+        raise UsageProblem("--approve-all and --deny-all exclude each other")
+    if (approve_all or deny_all) and mode == "rpc":
+        raise UsageProblem(
+            "--approve-all/--deny-all apply to print and json modes"
+            " (an rpc client sends approve/deny requests)"
+        )
+    return "approve" if approve_all else "deny" if deny_all else None
 
 
 def prism_home(environ: Mapping[str, str] | None = None) -> Path:
