@@ -146,7 +146,7 @@ def todo_tool(
             event["digest"] = write_coding_plan_file(target, current, backend=ws.backend)
         if ctx.tool_call_id:
             event["toolCallId"] = ctx.tool_call_id
-        await ws.emit(event)
+        await ws.emit(event, ctx)
         counts = _counts(todos)
         return f"plan updated: {counts['completed']}/{len(todos)} done, {counts['in_progress']} in progress"
 
