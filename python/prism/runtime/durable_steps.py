@@ -23,6 +23,7 @@ from prism.assembly.groups import tool_result_message
 from prism.contracts import Message, SessionEntry, ToolCall, ToolResult
 from prism.errors import error_info
 from prism.runtime.approvals import approval_request, is_approval_request
+from prism.runtime.checkpoint_state import carried_state
 from prism.runtime.context import Run, RunJournal, RunPort, RunProgress, RunSettings
 from prism.runtime.durable import (
     CHECKPOINT_CUSTOM_TYPE,
@@ -158,6 +159,11 @@ class DurableSteps(Steps):
             data["engine"] = self.engine
         if self.settings.persist_state:
             data["sessionState"] = self._session_state()
+        holders = self.settings.config.checkpoint_state
+        if holders:
+            carried = carried_state(holders, self.port.session_id)
+            if carried is not None:
+                data["state"] = carried
         return checkpoint_entry(self.port.session_id, entry_id, data)
 
     def _session_state(self) -> dict[str, Any]:
