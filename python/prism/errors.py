@@ -14,7 +14,8 @@ extra bases, kept so ``except ValueError`` and friends still work::
      │    ├── ConfigFileError
      │    ├── SettingsError
      │    ├── AttentionConfigError (TypeError)
-     │    └── ApprovalDecisionError            (prism.runtime.approvals) a decision that cannot apply
+     │    ├── ApprovalDecisionError            (prism.runtime.approvals) a decision that cannot apply
+     │    └── ToolEventError                   (prism.tools) a tool emitted something that is not a tool event
      ├── RunError                           a run ended without its answer
      │    ├── RunAbortedError
      │    ├── ProviderError

@@ -184,6 +184,16 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
     """What the process shows besides its mode's output."""
     add = parser.add_argument
     add(
+        "--approve-all",
+        action="store_true",
+        help="Approve every tool call a durable run pauses on (else asked on a terminal).",
+    )
+    add(
+        "--deny-all",
+        action="store_true",
+        help="Deny every tool call a durable run pauses on (the model reads why).",
+    )
+    add(
         "--otel",
         action="store_true",
         help="Write OpenTelemetry spans to stderr (needs prism-harness[otel]).",
@@ -235,6 +245,8 @@ _OPTION_NAMES: tuple[str, ...] = (
     "durable",
     "resume",
     "verbose",
+    "approve_all",
+    "deny_all",
 )
 
 

@@ -9,15 +9,19 @@ and exits 1.
 from __future__ import annotations
 
 import sys
-from typing import Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
-from prism.cli.host import create_host, describe_exception
+from prism.cli.host import CliHost, create_host, describe_exception
 from prism.cli.io import LineWriter
 from prism.cli.options import CliOptions
 from prism.cli.rpc_protocol import event_envelope
 from prism.contracts import ErrorInfo
+
+if TYPE_CHECKING:
+    from prism.runtime import AgentSession, RunResult
 
 RUN_FAILED_EXIT_CODE = 1
 
@@ -57,12 +61,20 @@ async def _run_once(options: CliOptions, writer: LineWriter) -> int:
         if event.get("type") == "error":
             failure = cast(ErrorInfo, event.get("error") or {"message": "run failed"})
 
+    def fresh_line() -> None:
+        # Before a question or report on the terminal: end the printed answer.
+        nonlocal wrote_text
+        if options.mode == "print" and wrote_text and sys.stdout.isatty():
+            writer.write_text("\n")
+        wrote_text = False
+
+    paused_code = 0
     try:
         if options.resume:
             # The same output as a run; nothing to resume is not an error.
             unsubscribe = session.subscribe(show)
             try:
-                await session.resume()
+                result = await session.resume()
             finally:
                 unsubscribe()
         else:
@@ -76,6 +88,11 @@ async def _run_once(options: CliOptions, writer: LineWriter) -> int:
             async with stream as events:
                 async for event in events:
                     show(event)
+            result = stream.result
+        if failure is None and result is not None and result.paused:
+            paused_code = await _answer_pause(
+                options, host, session, result, writer, (show, fresh_line)
+            )
     except Exception as error:
         failure = describe_exception(error, host.agent.config.redactor)
     if options.mode == "print" and wrote_text and sys.stdout.isatty():
@@ -83,8 +100,34 @@ async def _run_once(options: CliOptions, writer: LineWriter) -> int:
     if failure is not None:
         stderr_line(str(failure.get("message") or "run failed"))
         return RUN_FAILED_EXIT_CODE
+    if paused_code:
+        return paused_code
     await host.after_run(session)
     return 0
+
+
+async def _answer_pause(
+    options: CliOptions,
+    host: CliHost,
+    session: AgentSession,
+    result: RunResult,
+    writer: LineWriter,
+    printers: tuple[Callable[[Any], None], Callable[[], None]],
+) -> int:
+    """A durable run paused for approval: answered here, or reported
+    (prism.cli.approvals)."""
+    from prism.cli.approvals import PauseContext, answer_paused_run
+
+    show, fresh_line = printers
+    context = PauseContext(
+        options=options,
+        redactor=host.agent.config.redactor,
+        show=show,
+        writer=writer,
+        persisted=options.session is not None or host.agent.config.store is not None,
+        fresh_line=fresh_line,
+    )
+    return await answer_paused_run(session, result, context)
 
 
 def run_mode(options: CliOptions) -> int:

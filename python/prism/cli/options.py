@@ -59,6 +59,9 @@ class CliOptions:
     durable: bool = False  # runs write checkpoints (docs/durable.md)
     resume: bool = False  # continue the session's unfinished durable run
     verbose: bool = False  # prism.* log records at DEBUG on stderr
+    # How a run paused for approval is answered (prism.cli.approvals):
+    # None asks on a terminal and otherwise stops with the waiting report.
+    approvals: Literal["approve", "deny"] | None = None
 
     def recorded(self) -> dict[str, Any]:
         """The flags the CLI records but never loads (see docs/cli.md)."""
@@ -151,6 +154,8 @@ def build_options(
     durable: bool = False,
     resume: bool = False,
     verbose: bool = False,
+    approve_all: bool = False,
+    deny_all: bool = False,
 ) -> CliOptions:
     """``known_providers`` is called only for a provider other than ``mock``:
     listing the presets imports the HTTP adapter, which a mock run never needs."""
@@ -183,6 +188,7 @@ def build_options(
     _check_endpoint_flags(flags)
     _check_memory_flags(flags)
     _check_otel(otel)
+    approvals = _approval_flags(mode, approve_all=approve_all, deny_all=deny_all)
     return CliOptions(
         mode=cast("Mode", mode),  # checked by _check_mode_and_prompt
         prompt=prompt,
@@ -197,6 +203,7 @@ def build_options(
         durable=durable or resume,
         resume=resume,
         verbose=verbose,
+        approvals=approvals,
         **flags,
     )
 
@@ -328,6 +335,19 @@ def _check_otel(otel: bool) -> None:
         raise UsageProblem(
             "--otel needs OpenTelemetry: pip install 'prism-harness[otel]'"
         ) from None
+
+
+def _approval_flags(
+    mode: str, *, approve_all: bool, deny_all: bool
+) -> Literal["approve", "deny"] | None:
+    if approve_all and deny_all:
+        raise UsageProblem("--approve-all and --deny-all exclude each other")
+    if (approve_all or deny_all) and mode == "rpc":
+        raise UsageProblem(
+            "--approve-all/--deny-all apply to print and json modes"
+            " (an rpc client sends approve/deny requests)"
+        )
+    return "approve" if approve_all else "deny" if deny_all else None
 
 
 def prism_home(environ: Mapping[str, str] | None = None) -> Path:

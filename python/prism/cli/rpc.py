@@ -23,6 +23,12 @@ from prism.cli.host import CliHost, CommandContext, create_host, describe_except
 from prism.cli.io import LineTooLong, LineWriter, iter_request_lines
 from prism.cli.options import CliOptions, UsageProblem, validate_session_id
 from prism.cli.providers import model_for
+from prism.cli.rpc_approvals import (
+    DecisionParamsError,
+    list_approvals,
+    parse_decision,
+    paused_fields,
+)
 from prism.cli.rpc_protocol import (
     RequestId,
     RpcRequest,
@@ -37,7 +43,7 @@ from prism.compaction.options import CompactionOptions
 from prism.contracts import ErrorInfo
 from prism.errors import ConfigError, PrismError, SessionBusyError, redact_error_info
 from prism.extensions import execute_command
-from prism.runtime import Agent, AgentSession
+from prism.runtime import Agent, AgentSession, RunResult
 from prism.runtime.input import normalize_input
 from prism.security.redaction import redact_keeping_ids
 
@@ -86,6 +92,7 @@ class RpcServer:
             "forkSession": self._fork_session,
             "cloneSession": self._clone_session,
             "command": self._command,
+            "approvals": self._approvals,
         }
 
     # --- the loop -------------------------------------------------------------------
@@ -101,9 +108,9 @@ class RpcServer:
         except RpcRequestError as refused:
             self.writer.write_json(self._error_response(refused.request_id, refused.info))
             return
-        if request.command in ("prompt", "followUp"):
+        if request.command in _RUN_COMMANDS:
             try:
-                await self._start_run(request)
+                await _RUN_COMMANDS[request.command](self, request)
             except RpcFailure as failure:
                 self.writer.write_json(self._error_response(request.id, failure.info))
             return
@@ -133,12 +140,7 @@ class RpcServer:
 
     async def _start_run(self, request: RpcRequest) -> None:
         session = self.session
-        if session.id in self.active or session.is_running:
-            raise RpcFailure(
-                error_info(
-                    f"session {session.id!r} already has an active run", SessionBusyError.code
-                )
-            )
+        self._refuse_busy(session)
         if "input" not in request.params:
             raise _fail(f"{request.command} needs params.input")
         try:
@@ -153,28 +155,37 @@ class RpcServer:
 
     async def _run(self, active: ActiveRun, value: Any, *, task_status: TaskStatus[None]) -> None:
         session = active.session
+        track = _RunTrack(self.writer, active.request_id)
         failure: ErrorInfo | None = None
-        finished: dict[str, Any] | None = None
-        text = ""
+        outcome: RunResult | None = None
         started = False
         try:
             async with session.stream(value) as events:
                 task_status.started()
                 started = True
                 async for event in events:
-                    self.writer.write_json(event_envelope(active.request_id, event))
-                    if event["type"] == "error":
-                        failure = event.get("error")
-                    elif event["type"] == "run_finished":
-                        finished = dict(event)
-                    elif event["type"] == "message_finished" and event.get("role") == "assistant":
-                        text = _message_text(event.get("message"))
+                    track.see(event)
+            outcome = events.result
         except Exception as error:
             failure = describe_exception(error, self.host.agent.config.redactor)
         finally:
             self.active.pop(session.id, None)
             if not started:  # refused before the claim: the error response below answers it
                 task_status.started()
+        await self._answer_run(active, track, failure, outcome)
+
+    async def _answer_run(
+        self,
+        active: ActiveRun,
+        track: _RunTrack,
+        failure: ErrorInfo | None,
+        outcome: RunResult | None,
+    ) -> None:
+        """The run's response (its error, or its result and whether it is
+        paused for approval), then the post-run gate."""
+        session = active.session
+        failure = track.failure or failure
+        finished = track.finished
         if failure is None and finished is None:
             failure = error_info("Agent run aborted", "aborted")
         if failure is not None:
@@ -184,15 +195,62 @@ class RpcServer:
         result: dict[str, Any] = {
             "sessionId": session.id,
             "runId": finished.get("runId"),
-            "text": text,
+            "text": track.text,
         }
         for key in ("stopReason", "usage", "toolRounds"):
             if key in finished:
                 result[key] = finished[key]
+        result.update(paused_fields(outcome))
         self.writer.write_json(self._ok_response(active.request_id, result))
         # --memory observational: the post-run gate, after the client has its
         # answer; om:status reports it as in flight meanwhile.
         await self.host.after_run(session)
+
+    # --- approvals (prism.cli.rpc_approvals) -------------------------------------------
+
+    async def _approvals(self, request: RpcRequest) -> dict[str, Any]:
+        return await list_approvals(self.session)
+
+    async def _start_decision(self, request: RpcRequest) -> None:
+        """``approve``/``deny``: resume the paused run with one decision;
+        answered like ``prompt`` when the resumed run ends."""
+        try:
+            approval, decision = parse_decision(request.command, request.params)
+        except DecisionParamsError as problem:
+            raise _fail(str(problem)) from None
+        session = self.session
+        self._refuse_busy(session)
+        active = ActiveRun(request.id, session)
+        self.active[session.id] = active
+        await self.group.start(self._resume, active, {approval: decision})
+
+    async def _resume(
+        self, active: ActiveRun, decisions: dict[str, Any], *, task_status: TaskStatus[None]
+    ) -> None:
+        session = active.session
+        track = _RunTrack(self.writer, active.request_id)
+        unsubscribe = session.subscribe(track.see)
+        failure: ErrorInfo | None = None
+        outcome: RunResult | None = None
+        task_status.started()
+        try:
+            # An id the paused run does not wait on is refused here, before
+            # anything runs (ApprovalDecisionError).
+            outcome = await session.resume(decisions)
+        except Exception as error:
+            failure = describe_exception(error, self.host.agent.config.redactor)
+        finally:
+            unsubscribe()
+            self.active.pop(session.id, None)
+        await self._answer_run(active, track, failure, outcome)
+
+    def _refuse_busy(self, session: AgentSession) -> None:
+        if session.id in self.active or session.is_running:
+            raise RpcFailure(
+                error_info(
+                    f"session {session.id!r} already has an active run", SessionBusyError.code
+                )
+            )
 
     async def _abort(self, request: RpcRequest) -> dict[str, Any]:
         reason = request.params.get("reason")
@@ -341,6 +399,38 @@ class RpcServer:
         return await execute_command(
             self.host.commands, name, args, context, redactor=self.host.agent.config.redactor
         )
+
+
+class _RunTrack:
+    """Streams a run's events under its request id and keeps what the
+    response reports: the failure, the ``run_finished`` event, the text."""
+
+    __slots__ = ("failure", "finished", "request_id", "text", "writer")
+
+    def __init__(self, writer: LineWriter, request_id: RequestId) -> None:
+        self.writer = writer
+        self.request_id = request_id
+        self.failure: ErrorInfo | None = None
+        self.finished: dict[str, Any] | None = None
+        self.text = ""
+
+    def see(self, event: Any) -> None:
+        self.writer.write_json(event_envelope(self.request_id, event))
+        if event["type"] == "error":
+            self.failure = event.get("error")
+        elif event["type"] == "run_finished":
+            self.finished = dict(event)
+        elif event["type"] == "message_finished" and event.get("role") == "assistant":
+            self.text = _message_text(event.get("message"))
+
+
+# Requests that start (or resume) a run: answered when the run ends.
+_RUN_COMMANDS: dict[str, Callable[[RpcServer, RpcRequest], Awaitable[None]]] = {
+    "prompt": RpcServer._start_run,
+    "followUp": RpcServer._start_run,
+    "approve": RpcServer._start_decision,
+    "deny": RpcServer._start_decision,
+}
 
 
 def _message_text(message: Any) -> str:

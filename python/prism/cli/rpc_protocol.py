@@ -28,6 +28,9 @@ RPC_COMMANDS: Final[tuple[str, ...]] = (
     "forkSession",
     "cloneSession",
     "command",
+    "approvals",
+    "approve",
+    "deny",
 )
 
 

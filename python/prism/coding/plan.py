@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, ClassVar, Literal, get_args
 
 from prism.coding.backend import LocalBackend, WorkspaceBackend
 from prism.coding.workspace import CodingToolError, CodingWorkspace, digest_of
@@ -49,8 +49,11 @@ TODO_SCHEMA: dict[str, Any] = {
 
 @dataclass(slots=True)
 class CodingState:
-    """Plan/todo state per session; ``to_json`` is the ``state.coding`` shape."""
+    """Plan/todo state per session; ``for_session`` is the ``state.coding``
+    shape. Given to ``create_agent(checkpoint_state=[state])``, a durable
+    run's checkpoints carry it and a resumed run restores it."""
 
+    state_key: ClassVar[str] = "coding"
     todos: dict[str, list[dict[str, str]]] = field(default_factory=dict)
     blockers: dict[str, list[str]] = field(default_factory=dict)
     next_check: dict[str, str] = field(default_factory=dict)
@@ -146,7 +149,7 @@ def todo_tool(
             event["digest"] = write_coding_plan_file(target, current, backend=ws.backend)
         if ctx.tool_call_id:
             event["toolCallId"] = ctx.tool_call_id
-        await ws.emit(event)
+        await ws.emit(event, ctx)
         counts = _counts(todos)
         return f"plan updated: {counts['completed']}/{len(todos)} done, {counts['in_progress']} in progress"
 

@@ -98,7 +98,7 @@ async def run_command(
     }
     if ctx.tool_call_id:
         started["toolCallId"] = ctx.tool_call_id
-    await ws.emit(started)
+    await ws.emit(started, ctx)
     begun = time.perf_counter()
     try:
         result = await ws.backend.exec_file(
@@ -121,7 +121,7 @@ async def run_command(
     }
     if ctx.tool_call_id:
         finished["toolCallId"] = ctx.tool_call_id
-    await ws.emit(finished)
+    await ws.emit(finished, ctx)
     return result
 
 

@@ -26,7 +26,8 @@ from prism.tools.definition import ToolContext
 
 CodingEventHandler = Callable[[dict[str, Any]], "Awaitable[None] | None"]
 """Receives ``file_changed``, ``command_started``, ``command_finished`` and
-``plan_changed`` events (plain dicts, see docs/coding.md)."""
+``plan_changed`` events (plain dicts, see docs/coding.md), besides the run's
+event stream, which gets them through ``ToolContext.emit``."""
 
 PROTECTED_DIRS = frozenset({".git"})
 
@@ -148,7 +149,11 @@ class CodingWorkspace:
 
     # --- events -----------------------------------------------------------------
 
-    async def emit(self, event: dict[str, Any]) -> None:
+    async def emit(self, event: dict[str, Any], ctx: ToolContext | None = None) -> None:
+        """Into the run's event stream (``ctx.emit``: redacted, in order,
+        in ``--mode json``), and to ``on_event`` when the host passed one."""
+        if ctx is not None:
+            ctx.emit(event)
         if self.on_event is None:
             return
         outcome = self.on_event(event)
@@ -164,7 +169,7 @@ class CodingWorkspace:
             event["digest"] = digest_of(data)
         if ctx.tool_call_id:
             event["toolCallId"] = ctx.tool_call_id
-        await self.emit(event)
+        await self.emit(event, ctx)
 
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"

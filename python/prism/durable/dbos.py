@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 try:
@@ -37,6 +37,8 @@ from prism.durable.journal import (
     run_journaled,
 )
 from prism.errors import ConfigError
+from prism.runtime.approvals import ApprovalDecisionError, normalize_decision
+from prism.runtime.durable import find_resume_point
 from prism.runtime.events import AgentEventListener
 from prism.runtime.input import normalize_input
 from prism.runtime.options import check_run_option_names
@@ -48,9 +50,23 @@ if TYPE_CHECKING:
 
     from prism.runtime.agent import Agent
 
-__all__ = ["WORKFLOW_NAME", "DBOSAgent", "DBOSJournal", "recover_runs"]
+__all__ = [
+    "WAIT_SLICE_SECONDS",
+    "WORKFLOW_NAME",
+    "DBOSAgent",
+    "DBOSJournal",
+    "approval_topic",
+    "recover_runs",
+]
 
 WORKFLOW_NAME = "prism.run"
+# How long one recv of an approval wait lasts before the next one starts.
+WAIT_SLICE_SECONDS = 3600.0
+
+
+def approval_topic(approval_id: str) -> str:
+    return f"prism.approval.{approval_id}"
+
 
 # Agents by name: a recovered workflow carries only the name, so every
 # process that may recover it constructs the same DBOSAgent first.
@@ -71,6 +87,17 @@ class DBOSJournal(ReplayJournal):
 
     async def sleep(self, seconds: float) -> None:
         await DBOS.sleep_async(seconds)
+
+    async def wait_for_approval(self, request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """DBOS's durable wait: ``recv`` on the approval's topic, in slices
+        (each recorded, so a recovered run waits on where it was) until
+        ``DBOSAgent.decide`` sends the decision. No worker is blocked: the
+        workflow is suspended in DBOS, and survives restarts."""
+        topic = approval_topic(str(request["id"]))
+        while True:
+            message = await DBOS.recv_async(topic, timeout_seconds=WAIT_SLICE_SECONDS)
+            if message is not None:
+                return message if isinstance(message, dict) else {"kind": "malformed"}
 
 
 @DBOS.workflow(name=WORKFLOW_NAME)
@@ -188,6 +215,50 @@ class DBOSAgent:
         run's error is raised as ``session.run`` would raise it."""
         handle = await self.start(session_id, input, run_id=run_id, **options)
         return result_from_record(await handle.get_result())
+
+    async def decide(self, session_id: str, approval_id: str, decision: Any) -> str:
+        """Answer an approval a DBOS run of ``session_id`` waits on (from an
+        ``approval_requested`` event, or ``prism.approvals.pending_approvals``):
+        ``ApprovalDecision.approve()/deny(reason)/edit(arguments=...)``,
+        True/False or "approve"/"deny". The decision goes to the run with
+        DBOS ``send`` (reason and arguments redacted, as DBOS stores them);
+        the run goes on from there, on whichever process holds it. Returns
+        the run id. An id the session's run does not wait on raises
+        ``ApprovalDecisionError`` and sends nothing."""
+        normalized = normalize_decision(approval_id, decision)
+        if normalized.kind == "edit" and normalized.arguments is None:
+            raise ApprovalDecisionError(
+                "under DBOS an edit carries edited arguments (an execution action is not sent)"
+            )
+        session = self.agent.create_session(session_id)
+        point = find_resume_point(await session.branch_entries(), lambda _field, _why: None)
+        checkpoint = point.checkpoint if point is not None else None
+        waiting = (
+            []
+            if checkpoint is None or checkpoint.engine != DBOSJournal.engine
+            else [a["id"] for a in checkpoint.pending_approvals]
+        )
+        if approval_id not in waiting or checkpoint is None or checkpoint.run_id is None:
+            listing = ", ".join(waiting) or "none"
+            raise ApprovalDecisionError(
+                f"approval {approval_id[:100]!r} is not one a DBOS run of session"
+                f" {session_id!r} waits on (unknown, another session's, or already decided);"
+                f" waiting: {listing}. Nothing was sent."
+            )
+        redactor = self.agent.config.redactor
+        message: dict[str, Any] = {
+            "kind": normalized.kind,
+            "reason": redactor.redact_text(normalized.reason),
+        }
+        if normalized.arguments is not None:
+            message["arguments"] = redact_keeping_ids(dict(normalized.arguments), redactor)
+        await DBOS.send_async(
+            checkpoint.run_id,
+            message,
+            topic=approval_topic(approval_id),
+            idempotency_key=f"{approval_id}.decision",
+        )
+        return checkpoint.run_id
 
     @staticmethod
     async def result(run_id: str, *, polling_interval_sec: float | None = None) -> RunResult:

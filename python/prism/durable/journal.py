@@ -207,6 +207,13 @@ class ReplayJournal:
     def started_before(self, call_id: str) -> bool:
         return call_id in self._started
 
+    def forget_started(self, call_id: str) -> None:
+        self._started.discard(call_id)
+
+    async def wait_for_approval(self, request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """No durable wait here: the call fails closed. Engines override."""
+        return None
+
 
 async def run_journaled(
     session: AgentSession,

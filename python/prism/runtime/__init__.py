@@ -11,6 +11,9 @@ if TYPE_CHECKING:
         Agent,
         create_agent,
     )
+    from prism.runtime.checkpoint_state import (
+        CheckpointState,
+    )
     from prism.runtime.config import (
         AgentConfig,
         validate_model,
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "Agent": "prism.runtime.agent",
     "create_agent": "prism.runtime.agent",
+    "CheckpointState": "prism.runtime.checkpoint_state",
     "AgentConfig": "prism.runtime.config",
     "validate_model": "prism.runtime.config",
     "AGENT_EVENT_TYPES": "prism.runtime.events",
@@ -56,6 +60,7 @@ __all__ = [
     "AgentConfig",
     "AgentEventListener",
     "AgentSession",
+    "CheckpointState",
     "ResumeAllReport",
     "RunOptions",
     "RunResult",

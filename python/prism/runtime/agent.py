@@ -12,6 +12,7 @@ from prism.contracts import Message
 from prism.errors import ConfigError, UnknownNameError
 from prism.middleware import MiddlewareRegistry
 from prism.providers.registry import ProviderRegistry
+from prism.runtime.checkpoint_state import CheckpointState
 from prism.runtime.config import AgentConfig, SleepFn, validate_model
 from prism.runtime.events import AgentEventListener
 from prism.runtime.options import RunOptions
@@ -204,6 +205,7 @@ def create_agent(
     providers: ProviderRegistry | None = None,
     durable: bool = False,
     persist_session_state: bool = False,
+    checkpoint_state: Sequence[CheckpointState] = (),
 ) -> Agent:
     """Validate the configuration once (``ConfigError`` names the bad option)
     and return an :class:`Agent`. See docs/runtime.md for each option."""
@@ -231,5 +233,6 @@ def create_agent(
             providers=providers,
             durable=durable,
             persist_session_state=persist_session_state,
+            checkpoint_state=checkpoint_state,
         )
     )

@@ -14,6 +14,7 @@ from prism.errors import ConfigError, UnknownNameError
 from prism.middleware import MiddlewareRegistry
 from prism.providers.registry import ProviderRegistry
 from prism.retry import RetryOptions
+from prism.runtime.checkpoint_state import CheckpointState, check_checkpoint_state
 from prism.runtime.options import coerce_compaction_options, coerce_retry_options
 from prism.security.redaction import SecretRedactor, create_redactor, normalize_secrets
 from prism.stores.base import SessionStore
@@ -81,6 +82,7 @@ class AgentConfig:
     providers: ProviderRegistry | None = None
     durable: bool = False
     persist_session_state: bool = False
+    checkpoint_state: tuple[CheckpointState, ...] = ()
 
     def provider_for(self, model: Mapping[str, Any]) -> AIProvider:
         """The provider a turn on ``model`` talks to: the registered provider
@@ -138,6 +140,7 @@ class AgentConfig:
         providers: ProviderRegistry | None = None,
         durable: bool = False,
         persist_session_state: bool = False,
+        checkpoint_state: Sequence[CheckpointState] = (),
     ) -> AgentConfig:
         checked_model = validate_model(model)
         generate = getattr(provider, "generate", None)
@@ -188,6 +191,7 @@ class AgentConfig:
             providers=providers,
             durable=_check_bool(durable, "durable"),
             persist_session_state=_check_bool(persist_session_state, "persist_session_state"),
+            checkpoint_state=check_checkpoint_state(checkpoint_state),
         )
 
 

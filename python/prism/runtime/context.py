@@ -174,6 +174,18 @@ class RunJournal(Protocol):
         started (its ``tool_start`` checkpoint was already stored)."""
         ...
 
+    async def wait_for_approval(self, request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """Wait durably for a human's decision on ``request`` (a pending
+        approval): ``{"kind": "approve"|"deny"|"edit", "reason"?,
+        "arguments"?}``, recorded so a replay gets the same answer. None:
+        this engine cannot wait, and the call fails closed."""
+        ...
+
+    def forget_started(self, call_id: str) -> None:
+        """``call_id`` asked for approval before any side effect: the
+        ``tool_start`` a replay found for it no longer means it started."""
+        ...
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunSettings:

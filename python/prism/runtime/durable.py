@@ -16,7 +16,8 @@ as an ordinary ``custom`` session entry::
         "steering": [Message, ...],           # queued, not yet appended
         "followUps": [Message, ...],
         "sessionState": {"attentionSticky": {...}, "model": ModelConfig},
-        "engine": "dbos"                # a replaying engine's run only
+        "engine": "dbos",               # a replaying engine's run only
+        "state": {"coding": {...}}      # create_agent(checkpoint_state=[...]) only
     }}
 
 The checkpoint rides in the same ``append_many`` batch as the entries of
@@ -86,6 +87,7 @@ class Checkpoint:
     model: ModelConfig | None = None
     engine: str | None = None
     pending_approvals: list[dict[str, Any]] = field(default_factory=list)
+    state: Mapping[str, Any] | None = None  # feature state (prism.runtime.checkpoint_state)
 
     @property
     def finished(self) -> bool:
@@ -184,6 +186,11 @@ def parse_checkpoint(data: object, warn: Warn) -> Checkpoint:
     checkpoint.pending_approvals = parse_pending_approvals(data)
     checkpoint.steering = _items(data, "steering", _is_message, warn)
     checkpoint.follow_ups = _items(data, "followUps", _is_message, warn)
+    carried = data.get("state")
+    if isinstance(carried, Mapping):
+        checkpoint.state = carried
+    elif carried is not None:
+        warn("state", "expected an object; dropped")
     state = data.get("sessionState")
     if state is not None:
         if not isinstance(state, Mapping):

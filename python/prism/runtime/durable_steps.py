@@ -23,6 +23,7 @@ from prism.assembly.groups import tool_result_message
 from prism.contracts import Message, SessionEntry, ToolCall, ToolResult
 from prism.errors import error_info
 from prism.runtime.approvals import approval_request, is_approval_request
+from prism.runtime.checkpoint_state import carried_state
 from prism.runtime.context import Run, RunJournal, RunPort, RunProgress, RunSettings
 from prism.runtime.durable import (
     CHECKPOINT_CUSTOM_TYPE,
@@ -53,6 +54,26 @@ def interrupted_result(call: ToolCall) -> ToolResult:
 def closing_result(call: ToolCall, why: str) -> ToolResult:
     """The result a closed run gives a call it recorded but never answered."""
     return error_result(call, f"Tool call not completed: {why}", "run_ended")
+
+
+def decision_from_record(raw: Any) -> ApprovalDecision | None:
+    """An engine's recorded decision (``{"kind", "reason"?, "arguments"?}``)
+    back as an ``ApprovalDecision``; None for no decision. A malformed one
+    is a denial: a decision nobody can read never runs the call."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or raw.get("kind") not in ("approve", "deny", "edit"):
+        return ApprovalDecision.deny("the recorded decision is malformed")
+    given = raw.get("reason")
+    reason = given if isinstance(given, str) else ""
+    if raw["kind"] == "approve":
+        return ApprovalDecision.approve(reason)
+    arguments = raw.get("arguments")
+    if raw["kind"] == "edit" and isinstance(arguments, dict):
+        return ApprovalDecision.edit(arguments=arguments, reason=reason)
+    if raw["kind"] == "edit":
+        return ApprovalDecision.deny("the recorded edit has no arguments")
+    return ApprovalDecision.deny(reason)
 
 
 def checkpoint_entry(session_id: str, entry_id: str, data: dict[str, Any]) -> SessionEntry:
@@ -158,6 +179,11 @@ class DurableSteps(Steps):
             data["engine"] = self.engine
         if self.settings.persist_state:
             data["sessionState"] = self._session_state()
+        holders = self.settings.config.checkpoint_state
+        if holders:
+            carried = carried_state(holders, self.port.session_id)
+            if carried is not None:
+                data["state"] = carried
         return checkpoint_entry(self.port.session_id, entry_id, data)
 
     def _session_state(self) -> dict[str, Any]:
@@ -206,8 +232,8 @@ class DurableSteps(Steps):
                 await self.checkpoint_only("tool_start")
 
         async def on_result(index: int, result: ToolResult) -> None:
-            if self.can_pause and is_approval_request(result):
-                self.request_approval(calls[index], result)
+            if is_approval_request(result):
+                await self.on_approval(calls[index], result)
                 return
             await self.record_result(result)
 
@@ -221,6 +247,15 @@ class DurableSteps(Steps):
         """Whether a call that needs approval pauses the run (else its
         ``approval_required`` error is the call's result, failing closed)."""
         return True
+
+    async def on_approval(self, call: ToolCall, result: ToolResult) -> None:
+        """A call asked for a human before any side effect: the run pauses
+        on it (``request_approval``), or, where it cannot, its
+        ``approval_required`` error is its result (failing closed)."""
+        if self.can_pause:
+            self.request_approval(call, result)
+        else:
+            await self.record_result(result)
 
     def request_approval(self, call: ToolCall, result: ToolResult) -> None:
         """The call asked for a human before any side effect: it waits,
@@ -420,12 +455,36 @@ class JournaledSteps(DurableSteps):
     @property
     def can_pause(self) -> bool:
         # The engine recovers its runs itself and session.resume() refuses
-        # them, so a pause could never be answered: fail closed instead.
+        # them, so a pause could never be answered: the run waits through
+        # the engine instead (on_approval), or fails closed.
         return False
 
     @property
     def tool_concurrency(self) -> int:
         return 1  # the engine numbers its steps in call order: one at a time
+
+    async def on_approval(self, call: ToolCall, result: ToolResult) -> None:
+        """Under an engine that waits durably (DBOS: ``recv``), the run
+        waits for the decision instead of pausing: the request is listed in
+        an ``approval`` checkpoint and an ``approval_requested`` event, the
+        engine records the decision, and the call is decided as a resumed
+        run would decide it (run once under the decision, or denied)."""
+        session_id, run_id = self.port.session_id, self.port.run_id
+        request = approval_request(session_id, run_id, call, result)
+        self.started.discard(call["id"])
+        self.journal.forget_started(call["id"])
+        self.approvals.append(request)
+        # Stored before it is announced: whoever hears of it can decide it.
+        await self.checkpoint_only("approval")
+        self.port.emit({"type": "approval_requested", "approval": request})  # type: ignore[typeddict-item]
+        raw = await self.journal.wait_for_approval(request)
+        self.approvals.remove(request)
+        decision = decision_from_record(raw)
+        if decision is None:
+            await self.record_result(result)  # the engine cannot wait: fail closed
+            return
+        if await self._decide(call, request, decision):
+            await self.run_recording([call])
 
     def execute_call(self) -> ExecuteCall:
         """Each tool call one recorded step. A non-idempotent call that an
@@ -440,7 +499,8 @@ class JournaledSteps(DurableSteps):
             async def body() -> ToolResult:
                 if journal.started_before(call["id"]) and not self.is_idempotent(call):
                     return interrupted_result(call)
-                return await dispatch()
+                with granting(self.granted.get(call["id"])):
+                    return await dispatch()
 
             return await journal.step("prism.tool_call", body)
 

@@ -17,6 +17,7 @@ from prism.assembly.groups import tool_result_message
 from prism.contracts import SessionEntry, SessionEntryParseError
 from prism.errors import CheckpointDamagedError, ConfigError
 from prism.runtime.approvals import check_decisions, first_request_index
+from prism.runtime.checkpoint_state import restore_carried
 from prism.runtime.context import Run
 from prism.runtime.durable import (
     CHECKPOINT_CUSTOM_TYPE,
@@ -68,6 +69,12 @@ def take_over(
     if point is not None:
         _refuse_without_evidence(run, steps, point, warnings, quarantined)
         _restore(run, point)
+        restore_carried(
+            run.settings.config.checkpoint_state,
+            run.port.session_id,
+            point.checkpoint.state,
+            lambda field, why: warnings.append((field, why)),
+        )
     for field, why in warnings:
         run.port.emit({"type": "checkpoint_warning", "field": field, "message": why})
     return point

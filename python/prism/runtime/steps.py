@@ -20,12 +20,13 @@ and plain runs are one loop with a different step runner.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from prism.assembly.groups import tool_result_message
 from prism.contracts import Message, SessionEntry, ToolCall, ToolResult
 from prism.runtime.context import Run, RunPort, RunProgress, RunSettings
 from prism.runtime.turn import attention_checkpoint, attention_checkpoint_stored
+from prism.tools.context import ToolEventSink
 from prism.tools.definition import ToolContext
 from prism.tools.dispatch import ExecuteCall, run_tool_calls
 
@@ -196,7 +197,9 @@ class Steps:
                 session_id=port.session_id,
                 run_id=port.run_id,
                 metadata=self.settings.metadata,
-                emit=port.emit,
+                # A tool's lifecycle events join the run's stream (redacted,
+                # stamped, in order between its tool_call and tool_result).
+                event_sink=cast(ToolEventSink, port.emit),
                 store=port.store,
             ),
             concurrency=self.tool_concurrency,

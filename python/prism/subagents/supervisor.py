@@ -221,7 +221,7 @@ class Supervisor:
             parent_session_id=ctx.session_id,
             parent_run_id=ctx.run_id,
             store=ctx.store,
-            emit=ctx.emit,
+            emit=ctx.emit if ctx.event_sink is not None else None,
             # Read before anything runs: the child's own run must not see it.
             granted=granted_decision(),
         )

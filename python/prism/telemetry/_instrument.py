@@ -53,6 +53,15 @@ TOOL_RESULT = "gen_ai.tool.call.result"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 ERROR_TYPE = "error.type"
 RUN_ID = "prism.run.id"
+APPROVAL_ID = "prism.approval.id"
+APPROVAL_DECISION = "prism.approval.decision"
+APPROVAL_ACTION_KIND = "prism.approval.action.kind"
+APPROVAL_ELSEWHERE = "prism.approval.requested_elsewhere"
+# Action kinds an approval may name (prism.security.execution, plus "tool"
+# for a name-gated tool); anything else is content and stays out.
+APPROVAL_KINDS: Final = frozenset(
+    {"tool", "read", "write", "edit", "delete", "move", "shell", "network"}
+)
 TOOL_UNREGISTERED = "prism.tool.unregistered"
 
 # Sessions whose attention-frontier counts are remembered between runs. One
@@ -113,6 +122,9 @@ class Instrumentation:
         # than last time means this turn rewrote the cached prefix (a cache
         # bust). Kept per session across runs, least recently used first out.
         self._frontiers: OrderedDict[str, tuple[int, int]] = OrderedDict()
+        # Approval waits by approval id, from request to decision: they
+        # outlive the paused run (the decision comes in a later, resumed run).
+        self._waits: OrderedDict[str, Span] = OrderedDict()
         self._detach: list[Callable[[], None]] = []
         # A sub-agent's session id -> the parent's tool span it runs under
         # (prism.subagents): its run span nests there. Dropped when it stops.
@@ -136,12 +148,21 @@ class Instrumentation:
         for span in self._compactions.values():
             span.end(end_time=now)
         self._compactions.clear()
+        for wait in self._waits.values():
+            wait.set_attribute(APPROVAL_DECISION, "pending")
+            wait.end(end_time=now)
+        self._waits.clear()
 
     @property
     def tracked(self) -> tuple[int, int]:
         """``(open runs, sessions with remembered frontier counts)``: what
         this instrumentation holds right now (bounded; see the module doc)."""
         return len(self._runs), len(self._frontiers)
+
+    @property
+    def waiting(self) -> int:
+        """Approval waits open (requested here, not decided yet; bounded)."""
+        return len(self._waits)
 
     # --- the listener --------------------------------------------------------------
 
@@ -403,6 +424,65 @@ class Instrumentation:
 
     def _subagent_stopped(self, _run: _RunSpans | None, event: Mapping[str, Any]) -> None:
         self._subagent_parents.pop(str(event.get("childSessionId", "")), None)
+    # --- approvals -----------------------------------------------------------------
+
+    def _approval_attributes(self, call_id: str, tool: str) -> dict[str, Any]:
+        attributes: dict[str, Any] = {OPERATION: "await_approval", TOOL_CALL_ID: call_id}
+        if self._is_registered_tool(tool) or self._capture:
+            attributes[TOOL_NAME] = tool
+        return attributes
+
+    def _approval_requested(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
+        """A span per wait, from the request to the decision. Its attributes
+        are ids, the tool's (registered) name and the action's kind: never
+        the arguments, paths, argv or the reason, which are content."""
+        approval = event.get("approval") or {}
+        approval_id = str(approval.get("id", ""))
+        if not approval_id:
+            return
+        attributes = self._approval_attributes(
+            str(approval.get("toolCallId", "")), str(approval.get("tool", ""))
+        )
+        attributes[APPROVAL_ID] = approval_id
+        action = approval.get("action")
+        kind = action.get("kind") if isinstance(action, Mapping) else None
+        if kind in APPROVAL_KINDS:
+            attributes[APPROVAL_ACTION_KIND] = kind
+        if run is not None:
+            attributes[RUN_ID] = str(event.get("runId", ""))
+        span = self._tracer.start_span(
+            "prism.approval.wait",
+            context=trace.set_span_in_context(run.span) if run is not None else None,
+            attributes=attributes,
+        )
+        replaced = self._waits.pop(approval_id, None)
+        if replaced is not None:
+            replaced.end()
+        self._waits[approval_id] = span
+        if len(self._waits) > MAX_TRACKED_SESSIONS:
+            _old_id, oldest = self._waits.popitem(last=False)
+            oldest.set_attribute(APPROVAL_DECISION, "pending")
+            oldest.end()
+
+    def _approval_decided(self, run: _RunSpans | None, event: Mapping[str, Any]) -> None:
+        """End the wait with its outcome; a request made in another process
+        (the run paused there) gets a span of its own at the decision."""
+        approval_id = str(event.get("approvalId", ""))
+        decision = str(event.get("decision", ""))
+        span = self._waits.pop(approval_id, None)
+        if span is None:
+            call_id = str(event.get("toolCallId", ""))
+            attributes: dict[str, Any] = {OPERATION: "await_approval", TOOL_CALL_ID: call_id}
+            attributes.update({APPROVAL_ID: approval_id, APPROVAL_ELSEWHERE: True})
+            span = self._tracer.start_span(
+                "prism.approval.wait",
+                context=trace.set_span_in_context(run.span) if run is not None else None,
+                attributes=attributes,
+            )
+        if decision in ("approve", "deny", "edit"):
+            span.set_attribute(APPROVAL_DECISION, decision)
+        span.set_status(Status(StatusCode.OK))
+        span.end()
 
     # --- compaction ----------------------------------------------------------------
 
@@ -461,6 +541,8 @@ _HANDLERS: dict[str, _Handler] = {
     "compaction_finished": Instrumentation._compaction_finished,
     "subagent_started": Instrumentation._subagent_started,
     "subagent_stopped": Instrumentation._subagent_stopped,
+    "approval_requested": Instrumentation._approval_requested,
+    "approval_decided": Instrumentation._approval_decided,
 }
 
 

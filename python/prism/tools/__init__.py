@@ -7,6 +7,11 @@ from typing import TYPE_CHECKING
 from prism._lazy import attach
 
 if TYPE_CHECKING:
+    from prism.tools.context import (
+        TOOL_EVENT_TYPES,
+        ToolEventError,
+        ToolEventSink,
+    )
     from prism.tools.definition import (
         ToolArgumentsError,
         ToolContext,
@@ -34,6 +39,9 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "TOOL_EVENT_TYPES": "prism.tools.context",
+    "ToolEventError": "prism.tools.context",
+    "ToolEventSink": "prism.tools.context",
     "ToolArgumentsError": "prism.tools.definition",
     "ToolContext": "prism.tools.definition",
     "ToolDefinition": "prism.tools.definition",
@@ -62,11 +70,14 @@ __all__ = [
     "PERMISSION_DENIED",
     "POLICY_DENIED",
     "TOOL_ERROR",
+    "TOOL_EVENT_TYPES",
     "TOOL_NOT_ACTIVE",
     "UNKNOWN_TOOL",
     "ToolArgumentsError",
     "ToolContext",
     "ToolDefinition",
+    "ToolEventError",
+    "ToolEventSink",
     "ToolExecute",
     "ToolRegistry",
     "ToolResultError",
