@@ -363,7 +363,11 @@ def test_bad_budgets_are_refused(field: str, value: Any) -> None:
 
 def call_context(h: Harness, call_id: str, events: list[Any]) -> ToolContext:
     return ToolContext(
-        session_id="parent", run_id="run_x", tool_call_id=call_id, store=h.store, emit=events.append
+        session_id="parent",
+        run_id="run_x",
+        tool_call_id=call_id,
+        store=h.store,
+        event_sink=events.append,
     )
 
 
