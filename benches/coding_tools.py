@@ -137,7 +137,7 @@ async def bench_search(tree: str, repeat: int) -> dict[str, float]:
         raise SystemExit("rg is not installed; run .ci/install-coding-tools")
     counts = {"rg": rg(tree), "native": native(tree), "walk": walk_re(tree)}
     limits = CodingLimits(search_max_per_file=BIG, search_max_total=BIG, max_file_bytes=BIG)
-    call = caller(create_coding_tools(tree, limits=limits))
+    call = caller(create_coding_tools(tree, limits=limits, redactor=NOOP_REDACTOR))
     tool_ms = await amedian_ms(lambda: call("search", pattern=PATTERN, hidden=False), repeat)
     out = {
         "files": float(count_files(tree)),
@@ -159,8 +159,10 @@ async def bench_files(repeat: int) -> dict[str, float]:
         body = line * (5_000_000 // len(line))
         target = root / "big.py"
         target.write_text(body[: len(body) // 2] + "MARKER_ONE\n" + body[len(body) // 2 :])
-        policy = create_execution_policy([root], [allow_kinds("edit", "write")])
-        call = caller(create_coding_tools(root, execution_policy=policy))
+        policy = create_execution_policy(
+            [root], [allow_kinds("edit", "write")], redactor=NOOP_REDACTOR
+        )
+        call = caller(create_coding_tools(root, execution_policy=policy, redactor=NOOP_REDACTOR))
         read_ms = await amedian_ms(lambda: call("read", path="big.py"), repeat)
         bare_read = median_ms(target.read_bytes, repeat)
         state = {"flip": False}
@@ -217,8 +219,8 @@ async def bench_files(repeat: int) -> dict[str, float]:
 
 async def bench_shell(repeat: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        policy = create_execution_policy([tmp], [allow_command("true")])
-        call = caller(create_coding_tools(tmp, execution_policy=policy))
+        policy = create_execution_policy([tmp], [allow_command("true")], redactor=NOOP_REDACTOR)
+        call = caller(create_coding_tools(tmp, execution_policy=policy, redactor=NOOP_REDACTOR))
         tool_ms = await amedian_ms(lambda: call("shell", argv=["true"]), repeat)
         bare_ms = median_ms(
             lambda: subprocess.run(["true"], cwd=tmp, env={"PATH": "/usr/bin:/bin"}, check=True),

@@ -25,6 +25,7 @@ from prism.compaction import CompactionOptions
 from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
 from prism.security import (
+    NOOP_REDACTOR,
     ExecutionAction,
     ExecutionDecision,
     allow_command,
@@ -142,6 +143,9 @@ async def main() -> None:
                 allow_command(sys.executable, "-m", "pytest", "..."),
             ],
             approve=approve,
+            # No secrets here; a host passes create_redactor(secrets), built from
+            # the same secrets it gives create_agent.
+            redactor=NOOP_REDACTOR,
         )
         events: list[dict[str, Any]] = []
         tools = create_coding_tools(
@@ -154,6 +158,7 @@ async def main() -> None:
                     (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider")
                 )
             },
+            redactor=NOOP_REDACTOR,
         )
         agent = create_agent(
             model={"provider": "mock", "model": "coder"},

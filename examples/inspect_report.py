@@ -15,6 +15,7 @@ from prism import create_jsonl_session_store, create_mock_provider, define_tool
 from prism.inspect import InspectorAddress, SessionView, export_html, open_source, serve_inspector
 from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 
 
 async def record(path: Path) -> None:
@@ -46,7 +47,7 @@ async def main() -> None:
         print("steps:", [step.kind for step in view.timeline])
 
         report = Path(directory) / "report.html"
-        await export_html(source, "weather", str(report))
+        await export_html(source, "weather", str(report), redactor=NOOP_REDACTOR)
         print("report is self-contained:", "<script src=" not in report.read_text())
         await source.aclose()
 
@@ -58,7 +59,9 @@ async def main() -> None:
                 ready.append(address)
                 started.set()
 
-            tasks.start_soon(lambda: serve_inspector(str(path), on_ready=on_ready))
+            tasks.start_soon(
+                lambda: serve_inspector(str(path), on_ready=on_ready, redactor=NOOP_REDACTOR)
+            )
             await started.wait()
             address = ready[0]
             async with httpx.AsyncClient() as client:

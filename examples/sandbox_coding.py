@@ -19,7 +19,7 @@ from prism.providers import provider_done, provider_text_delta, provider_tool_ca
 from prism.runtime import create_agent
 from prism.sandbox import create_native_sandbox
 from prism.sandbox.coding import create_sandbox_coding_tools
-from prism.security import allow_command, allow_kinds, create_execution_policy
+from prism.security import NOOP_REDACTOR, allow_command, allow_kinds, create_execution_policy
 
 ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -62,8 +62,10 @@ async def main() -> None:
                     allow_command("python3", "..."),
                     allow_command("git", "..."),
                 ],
+                redactor=NOOP_REDACTOR,
             ),
             env=ENV,
+            redactor=NOOP_REDACTOR,
         )
         print("capabilities:", tools.capabilities.backend, tools.capabilities.filesystem_isolated)
         agent = create_agent(

@@ -23,9 +23,8 @@ row lists and is what the tests check the programme against.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -365,18 +364,31 @@ def brute_force(
     trigger: float | None = None,
 ) -> float:
     """The minimum of :func:`evaluate` over every sticky schedule (small models only)."""
-    options = [
-        [(t, s) for t in range(model.t_elig[i] + 1) for s in range(model.s_elig[i] + 1)]
-        for i in range(len(model.lengths))
-    ]
     best = INF
-    for schedule in itertools.product(*options):
-        if any(b[0] < a[0] or b[1] < a[1] for a, b in itertools.pairwise(schedule)):
-            continue
+    for schedule in _sticky_schedules(model):
         if trigger is not None and not _trigger_only(model, schedule, trigger):
             continue
         best = min(best, evaluate(model, schedule, read=read, write=write)[0])
     return best
+
+
+def _sticky_schedules(model: ScheduleModel) -> Iterator[tuple[tuple[int, int], ...]]:
+    """Every schedule whose (t, s) never decreases, and only those: the
+    product of all per-request options is mostly decreasing schedules."""
+    count = len(model.lengths)
+    schedule: list[tuple[int, int]] = []
+
+    def extend(i: int, t_from: int, s_from: int) -> Iterator[tuple[tuple[int, int], ...]]:
+        if i == count:
+            yield tuple(schedule)
+            return
+        for t in range(t_from, model.t_elig[i] + 1):
+            for s in range(s_from, model.s_elig[i] + 1):
+                schedule.append((t, s))
+                yield from extend(i + 1, t, s)
+                schedule.pop()
+
+    return extend(0, 0, 0)
 
 
 def _trigger_only(

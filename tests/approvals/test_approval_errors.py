@@ -22,6 +22,7 @@ from prism.contracts import ApprovalDecidedEvent, ApprovalRequestedEvent, Pendin
 from prism.errors import SessionBusyError
 from prism.providers import create_mock_provider
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 from prism.security.execution import (
     ExecutionAction,
     ExecutionDecision,
@@ -196,6 +197,7 @@ def writer_agent(store: Any, policy: Any) -> Any:
         action = await authorize(
             policy,
             ExecutionAction("write", paths=(args["path"],), tool_call_id=ctx.tool_call_id),
+            redactor=NOOP_REDACTOR,
         )
         Path(action.paths[0]).write_text("note")
         return f"wrote {action.paths[0]}"
@@ -226,7 +228,7 @@ async def test_an_execution_policy_that_defers_pauses_and_edits_are_rechecked(
     root = tmp_path / "ws"
     (root / "notes").mkdir(parents=True)
     monkeypatch.chdir(root)
-    policy = create_execution_policy([root], defer=True)
+    policy = create_execution_policy([root], defer=True, redactor=NOOP_REDACTOR)
     store = JsonlSessionStore(str(tmp_path / "s.jsonl"))
     session = writer_agent(store, policy).create_session("notes")
     result = await session.run("write a note")

@@ -45,9 +45,15 @@ def events() -> list[dict[str, Any]]:
 @pytest.fixture
 def tools(workspace: Path, events: list[dict[str, Any]]) -> CodingToolSet:
     """Reads, writes, edits and shell allowed by rule inside the workspace."""
-    policy = create_execution_policy([workspace], [allow_kinds("write", "edit", "shell", "delete")])
+    policy = create_execution_policy(
+        [workspace], [allow_kinds("write", "edit", "shell", "delete")], redactor=NOOP_REDACTOR
+    )
     return create_coding_tools(
-        workspace, execution_policy=policy, on_event=events.append, env=GIT_ENV
+        workspace,
+        execution_policy=policy,
+        on_event=events.append,
+        env=GIT_ENV,
+        redactor=NOOP_REDACTOR,
     )
 
 

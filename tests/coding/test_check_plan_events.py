@@ -28,7 +28,9 @@ PY = sys.executable
 
 def checked_tools(workspace: Path, events: list[dict[str, Any]], **kw: Any) -> Call:
     policy = create_execution_policy(
-        [workspace], [allow_command(PY, "..."), allow_kinds("write", "edit")]
+        [workspace],
+        [allow_command(PY, "..."), allow_kinds("write", "edit")],
+        redactor=NOOP_REDACTOR,
     )
     checks = {
         "tests": CheckCommand((PY, "-m", "pytest", "-q", "-p", "no:cacheprovider"), "pytest"),
@@ -39,7 +41,12 @@ def checked_tools(workspace: Path, events: list[dict[str, Any]], **kw: Any) -> C
     }
     return make_call(
         create_coding_tools(
-            workspace, execution_policy=policy, checks=checks, on_event=events.append, **kw
+            workspace,
+            execution_policy=policy,
+            checks=checks,
+            on_event=events.append,
+            redactor=NOOP_REDACTOR,
+            **kw,
         )
     )
 
@@ -93,11 +100,11 @@ def test_check_command_validation(workspace: Path) -> None:
     with pytest.raises(ValueError, match="non-empty sequence"):
         CheckCommand("pytest -q")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="give argv as a list"):
-        create_coding_tools(workspace, checks={"tests": "pytest -q"})  # type: ignore[dict-item]
+        create_coding_tools(workspace, checks={"tests": "pytest -q"}, redactor=NOOP_REDACTOR)  # type: ignore[dict-item]
 
 
 async def test_todo_tool_plan_file_and_state(workspace: Path, events: list[Any]) -> None:
-    policy = create_execution_policy([workspace], [allow_kinds("write")])
+    policy = create_execution_policy([workspace], [allow_kinds("write")], redactor=NOOP_REDACTOR)
     state = CodingState()
     toolset = create_coding_tools(
         workspace,
@@ -105,6 +112,7 @@ async def test_todo_tool_plan_file_and_state(workspace: Path, events: list[Any])
         on_event=events.append,
         plan_file=".prism/plan.md",
         state=state,
+        redactor=NOOP_REDACTOR,
     )
     call = make_call(toolset)
     todos = [
@@ -159,7 +167,9 @@ async def test_command_events_redact_argv(workspace: Path) -> None:
 
     events: list[dict[str, Any]] = []
     secret = "tok-abcdef123456"
-    policy = create_execution_policy([workspace], [allow_command("echo", "...")])
+    policy = create_execution_policy(
+        [workspace], [allow_command("echo", "...")], redactor=NOOP_REDACTOR
+    )
     call = make_call(
         create_coding_tools(
             workspace,

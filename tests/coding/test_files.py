@@ -12,7 +12,7 @@ import pytest
 from coding_helpers import Call, error_of, make_call
 
 from prism.coding import CodingLimits, create_coding_tools
-from prism.security import allow_kinds, create_execution_policy
+from prism.security import NOOP_REDACTOR, allow_kinds, create_execution_policy
 
 pytestmark = pytest.mark.anyio
 
@@ -111,7 +111,7 @@ async def test_write_refuses_git_dir_and_escapes(
 
 
 async def test_default_policy_refuses_writes(workspace: Path) -> None:
-    call = make_call(create_coding_tools(workspace))
+    call = make_call(create_coding_tools(workspace, redactor=NOOP_REDACTOR))
     await call("read", path="src/app.py")
     result = await call("write", path="src/app.py", content="x")
     assert result["value"]["code"] == "policy_denied"
@@ -184,9 +184,12 @@ async def test_crlf_edit_keeps_crlf(workspace: Path, call: Call) -> None:
 
 
 async def test_limits_are_configurable(workspace: Path) -> None:
-    policy = create_execution_policy([workspace], [allow_kinds("write")])
+    policy = create_execution_policy([workspace], [allow_kinds("write")], redactor=NOOP_REDACTOR)
     toolset = create_coding_tools(
-        workspace, execution_policy=policy, limits=CodingLimits(max_file_bytes=10)
+        workspace,
+        execution_policy=policy,
+        limits=CodingLimits(max_file_bytes=10),
+        redactor=NOOP_REDACTOR,
     )
     call = make_call(toolset)
     assert "over the 10 bytes limit" in error_of(await call("read", path="src/app.py"))

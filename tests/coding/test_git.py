@@ -11,7 +11,7 @@ import pytest
 from coding_helpers import GIT_ENV, Call, error_of, git, init_repo, make_call
 
 from prism.coding import create_coding_tools, read_only_git_rules
-from prism.security import allow_command, create_execution_policy
+from prism.security import NOOP_REDACTOR, allow_command, create_execution_policy
 
 pytestmark = pytest.mark.anyio
 
@@ -46,10 +46,16 @@ async def test_destructive_ops_refused_unless_allowed(workspace: Path, call: Cal
         message = error_of(await call("git", op=op, rev="HEAD"))
         assert f"git {op} is destructive" in message
     assert (workspace / "src" / "app.py").read_text() == "dirty\n"
-    policy = create_execution_policy([workspace], [allow_command("git", "...")])
+    policy = create_execution_policy(
+        [workspace], [allow_command("git", "...")], redactor=NOOP_REDACTOR
+    )
     allowed = make_call(
         create_coding_tools(
-            workspace, execution_policy=policy, env=GIT_ENV, git_allow_destructive=["reset_hard"]
+            workspace,
+            execution_policy=policy,
+            env=GIT_ENV,
+            git_allow_destructive=["reset_hard"],
+            redactor=NOOP_REDACTOR,
         )
     )
     assert not (await allowed("git", op="reset_hard")).get("isError")
@@ -91,8 +97,10 @@ async def test_mid_merge(workspace: Path, call: Call) -> None:
 
 async def test_read_only_rules_allow_reads_only(workspace: Path) -> None:
     init_repo(workspace)
-    policy = create_execution_policy([workspace], read_only_git_rules())
-    call = make_call(create_coding_tools(workspace, execution_policy=policy, env=GIT_ENV))
+    policy = create_execution_policy([workspace], read_only_git_rules(), redactor=NOOP_REDACTOR)
+    call = make_call(
+        create_coding_tools(workspace, execution_policy=policy, env=GIT_ENV, redactor=NOOP_REDACTOR)
+    )
     assert not (await call("git", op="status")).get("isError")
     assert not (await call("git", op="log")).get("isError")
     (workspace / "new.txt").write_text("x")
@@ -102,8 +110,14 @@ async def test_read_only_rules_allow_reads_only(workspace: Path) -> None:
 
 async def test_paths_are_relative_to_the_workspace_cwd(workspace: Path) -> None:
     init_repo(workspace)
-    policy = create_execution_policy([workspace], [allow_command("git", "...")])
-    call = make_call(create_coding_tools(workspace / "src", execution_policy=policy, env=GIT_ENV))
+    policy = create_execution_policy(
+        [workspace], [allow_command("git", "...")], redactor=NOOP_REDACTOR
+    )
+    call = make_call(
+        create_coding_tools(
+            workspace / "src", execution_policy=policy, env=GIT_ENV, redactor=NOOP_REDACTOR
+        )
+    )
     (workspace / "src" / "app.py").write_text("changed\n")
     assert not (await call("git", op="add", paths=["app.py"])).get("isError")
     assert "src/app.py" in git(workspace, "diff", "--cached", "--name-only")

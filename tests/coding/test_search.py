@@ -10,6 +10,7 @@ import pytest
 from coding_helpers import Call, error_of, make_call
 
 from prism.coding import CodingLimits, create_coding_tools
+from prism.security import NOOP_REDACTOR
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +60,7 @@ async def test_search_options(tree: Path, call: Call) -> None:
 async def test_search_caps(tree: Path) -> None:
     (tree / "many.txt").write_text("hit\n" * 100)
     limits = CodingLimits(search_max_per_file=5, search_max_total=7)
-    call = make_call(create_coding_tools(tree, limits=limits))
+    call = make_call(create_coding_tools(tree, limits=limits, redactor=NOOP_REDACTOR))
     (tree / "more.txt").write_text("hit\n" * 3)
     text = (await call("search", pattern="hit"))["value"]
     assert text.count(":hit") == 7

@@ -13,7 +13,7 @@ import pytest
 from coding_helpers import Call, error_of, make_call
 
 from prism.coding import CodingLimits, create_coding_tools
-from prism.security import allow_command, create_execution_policy
+from prism.security import NOOP_REDACTOR, allow_command, create_execution_policy
 
 pytestmark = pytest.mark.anyio
 
@@ -46,8 +46,12 @@ async def test_argv_and_string_commands(workspace: Path, call: Call, events: lis
 
 
 async def test_policy_sees_argv_not_a_string(workspace: Path) -> None:
-    policy = create_execution_policy([workspace], [allow_command("ls", "...")])
-    call = make_call(create_coding_tools(workspace, execution_policy=policy))
+    policy = create_execution_policy(
+        [workspace], [allow_command("ls", "...")], redactor=NOOP_REDACTOR
+    )
+    call = make_call(
+        create_coding_tools(workspace, execution_policy=policy, redactor=NOOP_REDACTOR)
+    )
     assert (await call("shell", command="ls src"))["value"]["exit_code"] == 0
     sneaky = await call("shell", command="ls src; touch pwned")
     assert sneaky["value"]["code"] == "policy_denied"
@@ -57,9 +61,14 @@ async def test_policy_sees_argv_not_a_string(workspace: Path) -> None:
 async def test_env_is_an_allow_list(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRISM_TEST_SECRET", "hunter2-secret-value")
     monkeypatch.setenv("PRISM_TEST_SHARED", "shared")
-    policy = create_execution_policy([workspace], [allow_command("env")])
+    policy = create_execution_policy([workspace], [allow_command("env")], redactor=NOOP_REDACTOR)
     call = make_call(
-        create_coding_tools(workspace, execution_policy=policy, inherit_env=["PRISM_TEST_SHARED"])
+        create_coding_tools(
+            workspace,
+            execution_policy=policy,
+            inherit_env=["PRISM_TEST_SHARED"],
+            redactor=NOOP_REDACTOR,
+        )
     )
     output = (await call("shell", argv=["env"]))["value"]["output"]
     assert "PRISM_TEST_SHARED=shared" in output
@@ -118,9 +127,13 @@ async def test_background_child_does_not_outlive_the_call(call: Call) -> None:
 
 
 async def test_output_flood_is_capped_and_killed(workspace: Path) -> None:
-    policy = create_execution_policy([workspace], [allow_command("yes")])
+    policy = create_execution_policy([workspace], [allow_command("yes")], redactor=NOOP_REDACTOR)
     limits = CodingLimits(shell_output_cap=1000, shell_kill_after_bytes=5_000_000)
-    call = make_call(create_coding_tools(workspace, execution_policy=policy, limits=limits))
+    call = make_call(
+        create_coding_tools(
+            workspace, execution_policy=policy, limits=limits, redactor=NOOP_REDACTOR
+        )
+    )
     value = (await call("shell", argv=["yes"], timeout_ms=600_000))["value"]
     assert "printed over 5000000 bytes" in value["note"]
     assert value["omitted_bytes"] > 5_000_000 - 1000
@@ -128,9 +141,13 @@ async def test_output_flood_is_capped_and_killed(workspace: Path) -> None:
 
 
 async def test_head_and_tail_are_kept(workspace: Path) -> None:
-    policy = create_execution_policy([workspace], [allow_command("seq")])
+    policy = create_execution_policy([workspace], [allow_command("seq")], redactor=NOOP_REDACTOR)
     limits = CodingLimits(shell_output_cap=200)
-    call = make_call(create_coding_tools(workspace, execution_policy=policy, limits=limits))
+    call = make_call(
+        create_coding_tools(
+            workspace, execution_policy=policy, limits=limits, redactor=NOOP_REDACTOR
+        )
+    )
     value = (await call("shell", argv=["seq", "100000"]))["value"]
     assert value["output"].startswith("1\n2\n3\n") and value["output"].endswith("99999\n100000\n")
 

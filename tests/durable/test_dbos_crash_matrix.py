@@ -24,6 +24,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -43,7 +44,7 @@ from test_crash_matrix import (
     interrupted_call,
 )
 
-CHILD = Path(__file__).parent / "dbos_child.py"
+ZYGOTE = Path(__file__).parent / "dbos_zygote.py"
 
 # The plain matrix's kill points: after every store write (every step
 # boundary), inside every tool execution, at the start of every provider
@@ -56,14 +57,38 @@ KILLS = [
 TORN = [("torn", n) for n in (2, 4, 9, 16)]
 
 
-def _child(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, str(CHILD), *args],
-        env={**os.environ, "PYTHONPATH": PYTHON_DIR},
-        capture_output=True,
-        timeout=180,
-        check=False,
-    )
+class _Zygote:
+    """One pool thread's forking server (dbos_zygote.py): each case's
+    processes are forked from it instead of importing DBOS and Prism again."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(ZYGOTE)],
+            env={**os.environ, "PYTHONPATH": PYTHON_DIR},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def child(self, home: Path, name: str, *args: str) -> tuple[int, str]:
+        """(returncode, the child's output) of dbos_child.py ARGS."""
+        out = home / f"{name}.out"
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"args": list(args), "out": str(out)}) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"the zygote died (exit {self.process.wait()})")
+        output = out.read_text(errors="replace") if out.exists() else ""
+        return int(json.loads(answer)["returncode"]), output
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+_zygotes = threading.local()
 
 
 @dataclass
@@ -82,32 +107,51 @@ def _crash_and_recover(home: Path, sysdb: str, store: str, what: str, n: int, fl
     frontier_at_crash = home / "frontier.json"
     out = home / "out.json"
     case = Case(None, counts, frontier_at_crash)
-    crashed = _child(
-        "run", sysdb, store, str(counts), f"{what}:{n}", str(frontier_at_crash), "worker-a"
+    zygote: _Zygote = _zygotes.current
+    code, output = zygote.child(
+        home,
+        "crash",
+        "run",
+        sysdb,
+        store,
+        str(counts),
+        f"{what}:{n}",
+        str(frontier_at_crash),
+        "worker-a",
     )
-    if crashed.returncode != -signal.SIGKILL:
-        case.failure = (
-            f"crash child exited {crashed.returncode}:\n{crashed.stderr.decode()[-3000:]}"
-        )
+    if code != -signal.SIGKILL:
+        case.failure = f"crash child exited {code}:\n{output[-3000:]}"
         return case
     recovering = ["worker-b", "worker-a"] if fleet else ["worker-a"]
-    recovered = _child("recover", sysdb, store, str(counts), str(out), *recovering)
-    if recovered.returncode != 0:
-        case.failure = (
-            f"recovery exited {recovered.returncode}:\n{recovered.stderr.decode()[-3000:]}"
-        )
+    code, output = zygote.child(
+        home, "recover", "recover", sysdb, store, str(counts), str(out), *recovering
+    )
+    if code != 0:
+        case.failure = f"recovery exited {code}:\n{output[-3000:]}"
         return case
     case.report = json.loads(out.read_text())
     return case
 
 
 def _run_all(jobs: dict[tuple[str, int], Callable[[], Case]]) -> dict[tuple[str, int], Case]:
-    """Every case's two processes, four cases at a time: each process spends
-    most of its life importing and waiting for DBOS's queue poll (1 s), so
-    the matrix takes a quarter of the time it would one by one."""
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {key: pool.submit(job) for key, job in jobs.items()}
-        return {key: future.result() for key, future in futures.items()}
+    """Every case's two processes, four cases at a time, forked from one
+    zygote per pool thread (importing DBOS and Prism was most of a child's
+    CPU time); each process otherwise waits for DBOS's queue poll (1 s)."""
+    started: list[_Zygote] = []
+    lock = threading.Lock()
+
+    def start() -> None:
+        _zygotes.current = _Zygote()
+        with lock:
+            started.append(_zygotes.current)
+
+    try:
+        with ThreadPoolExecutor(max_workers=4, initializer=start) as pool:
+            futures = {key: pool.submit(job) for key, job in jobs.items()}
+            return {key: future.result() for key, future in futures.items()}
+    finally:
+        for zygote in started:
+            zygote.close()
 
 
 def _check(case: Case, what: str, n: int, tmp_path_factory: pytest.TempPathFactory) -> None:

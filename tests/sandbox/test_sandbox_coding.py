@@ -14,7 +14,7 @@ from prism.providers import provider_done, provider_text_delta, provider_tool_ca
 from prism.runtime import create_agent
 from prism.sandbox.base import AgentSandbox
 from prism.sandbox.coding import SandboxCodingToolSet, create_sandbox_coding_tools
-from prism.security import allow_kinds, create_execution_policy
+from prism.security import NOOP_REDACTOR, allow_kinds, create_execution_policy
 
 pytestmark = pytest.mark.anyio
 
@@ -36,8 +36,11 @@ GIT_ENV = {
 def coding_tools(sandbox: AgentSandbox, *kinds: str) -> SandboxCodingToolSet:
     return create_sandbox_coding_tools(
         sandbox,
-        execution_policy=lambda root: create_execution_policy([root], [allow_kinds(*kinds)]),
+        execution_policy=lambda root: create_execution_policy(
+            [root], [allow_kinds(*kinds)], redactor=NOOP_REDACTOR
+        ),
         env=GIT_ENV,
+        redactor=NOOP_REDACTOR,
     )
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from prism.errors import ExecutionDeniedError
 from prism.security import (
+    NOOP_REDACTOR,
     ExecutionAction,
     ExecutionDecision,
     ExecutionRule,
@@ -104,7 +105,7 @@ def test_bad_roots_are_refused(tmp_path: Path) -> None:
 
 async def test_defaults_allow_read_and_deny_side_effects(tree: tuple[Path, Path]) -> None:
     root, _ = tree
-    policy = create_execution_policy([root])
+    policy = create_execution_policy([root], redactor=NOOP_REDACTOR)
     read = ExecutionAction("read", paths=("src/app.py",))
     assert (await policy.decide(read)).outcome == "allow"
     for kind in ("write", "edit", "delete", "move"):
@@ -112,10 +113,10 @@ async def test_defaults_allow_read_and_deny_side_effects(tree: tuple[Path, Path]
         decision = await policy.decide(action)
         assert decision.outcome == "ask"
         with pytest.raises(ExecutionDeniedError, match="no approver is configured"):
-            await authorize(policy, action)
+            await authorize(policy, action, redactor=NOOP_REDACTOR)
     shell = ExecutionAction("shell", argv=("ls",), cwd=str(root))
     with pytest.raises(ExecutionDeniedError, match="shell needs approval"):
-        await authorize(policy, shell)
+        await authorize(policy, shell, redactor=NOOP_REDACTOR)
 
 
 async def test_outside_roots_beats_every_rule_and_approver(tree: tuple[Path, Path]) -> None:
@@ -126,13 +127,15 @@ async def test_outside_roots_beats_every_rule_and_approver(tree: tuple[Path, Pat
         calls.append(action)
         return True
 
-    policy = create_execution_policy([root], [allow_kinds("write", "read")], approve)
+    policy = create_execution_policy(
+        [root], [allow_kinds("write", "read")], approve, redactor=NOOP_REDACTOR
+    )
     action = ExecutionAction("write", paths=(str(outside / "secret.txt"),))
     with pytest.raises(ExecutionDeniedError, match="outside the workspace roots"):
-        await authorize(policy, action)
+        await authorize(policy, action, redactor=NOOP_REDACTOR)
     shell = ExecutionAction("shell", argv=("ls",), cwd=str(outside))
     with pytest.raises(ExecutionDeniedError, match="outside the workspace roots"):
-        await authorize(policy, shell)
+        await authorize(policy, shell, redactor=NOOP_REDACTOR)
     assert calls == []
 
 
@@ -146,6 +149,7 @@ async def test_command_rule_precedence(tree: tuple[Path, Path]) -> None:
             deny_command("git", "push", "--force", "..."),
             allow_command("ls"),
         ],
+        redactor=NOOP_REDACTOR,
     )
 
     async def outcome(*argv: str) -> str:
@@ -178,7 +182,9 @@ def test_rule_args_patterns() -> None:
 async def test_path_rules(tree: tuple[Path, Path]) -> None:
     root, _ = tree
     policy = create_execution_policy(
-        [root], [allow_kinds("write", paths=["src/*"]), ExecutionRule("deny", paths=("*.lock",))]
+        [root],
+        [allow_kinds("write", paths=["src/*"]), ExecutionRule("deny", paths=("*.lock",))],
+        redactor=NOOP_REDACTOR,
     )
     ok = ExecutionAction("write", paths=("src/new.py",))
     assert (await policy.decide(ok)).outcome == "allow"
@@ -194,31 +200,31 @@ async def test_async_approver_four_outcomes(tree: tuple[Path, Path]) -> None:
         assert "write needs approval" in reason
         return answers.pop(0)
 
-    policy = create_execution_policy([root], approve=approve)  # type: ignore[arg-type]
+    policy = create_execution_policy([root], approve=approve, redactor=NOOP_REDACTOR)  # type: ignore[arg-type]
     action = ExecutionAction("write", paths=("src/app.py",), tool_call_id="c1")
 
     answers.append(True)
-    assert (await authorize(policy, action)) is action
+    assert (await authorize(policy, action, redactor=NOOP_REDACTOR)) is action
     answers.append(ExecutionDecision.deny("not on Fridays"))
     with pytest.raises(ExecutionDeniedError, match="not on Fridays"):
-        await authorize(policy, action)
+        await authorize(policy, action, redactor=NOOP_REDACTOR)
     answers.append(False)
     with pytest.raises(ExecutionDeniedError, match="not approved"):
-        await authorize(policy, action)
+        await authorize(policy, action, redactor=NOOP_REDACTOR)
     narrowed = ExecutionAction("write", paths=("src/other.py",))
     answers.append(ExecutionDecision.allow_with_changes(narrowed, "narrowed"))
-    changed = await authorize(policy, action)
+    changed = await authorize(policy, action, redactor=NOOP_REDACTOR)
     assert changed.paths == (str(root.resolve() / "src" / "other.py"),)
     widened = ExecutionAction("write", paths=(str(outside / "secret.txt"),))
     answers.append(ExecutionDecision.allow_with_changes(widened))
     with pytest.raises(ExecutionDeniedError, match="changed action refused"):
-        await authorize(policy, action)
+        await authorize(policy, action, redactor=NOOP_REDACTOR)
     answers.append(ExecutionDecision.allow_with_changes(ExecutionAction("read", paths=("a",))))
     with pytest.raises(ExecutionDeniedError, match="change the action's kind"):
-        await authorize(policy, action)
+        await authorize(policy, action, redactor=NOOP_REDACTOR)
     answers.append("yes please")
     with pytest.raises(ExecutionDeniedError, match="non-decision"):
-        await authorize(policy, action)
+        await authorize(policy, action, redactor=NOOP_REDACTOR)
 
 
 async def test_raising_approver_and_policy_fail_closed_redacted(tree: tuple[Path, Path]) -> None:
@@ -231,7 +237,7 @@ async def test_raising_approver_and_policy_fail_closed_redacted(tree: tuple[Path
     redactor = create_redactor([secret])
     policy = create_execution_policy([root], approve=approve, redactor=redactor)
     with pytest.raises(ExecutionDeniedError) as caught:
-        await authorize(policy, ExecutionAction("write", paths=("a",)))
+        await authorize(policy, ExecutionAction("write", paths=("a",)), redactor=NOOP_REDACTOR)
     assert "approver failed: RuntimeError" in str(caught.value)
     assert secret not in str(caught.value)
 
@@ -242,7 +248,7 @@ async def test_raising_approver_and_policy_fail_closed_redacted(tree: tuple[Path
             raise RuntimeError(secret)
 
     with pytest.raises(ExecutionDeniedError) as caught:
-        await authorize(Broken(), ExecutionAction("read", paths=("a",)))
+        await authorize(Broken(), ExecutionAction("read", paths=("a",)), redactor=NOOP_REDACTOR)
     assert str(caught.value) == "execution policy failed: RuntimeError"
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from prism.assembly.context import (
+    ContextBlock,
     ContextProvider,
     ContextRequest,
     resolve_context_providers,
@@ -91,11 +92,12 @@ async def _compile_attention(
     sticky: Any,
     model: ModelConfig,
     redactor: Any,
-    session_id: str | None,
-    run_id: str | None,
     turn: int | None,
+    context: _ContextSource,
     on_report: Callable[[Any], Any] | None,
 ) -> MessageGroups:
+    """The compiled history groups, without the context, skills and tools
+    the compiler measured (the prompt builder adds those)."""
     # Imported here, not at the top: a request without an attention compiler
     # (most of them) never loads the attention package.
     from prism.attention.compile import compile_attention
@@ -107,8 +109,8 @@ async def _compile_attention(
         frontier=sticky,
         redactor=redactor,
         turn=turn,
-        session_id=session_id,
-        run_id=run_id,
+        session_id=context.session_id,
+        run_id=context.run_id,
     )
     if inspect.isawaitable(outcome):
         outcome = await outcome
@@ -119,7 +121,7 @@ async def _compile_attention(
         reported = on_report(_field(outcome, "report"))
         if inspect.isawaitable(reported):
             await reported
-    return compiled
+    return dataclasses.replace(compiled, context_blocks=[], skills=[], tools=[])
 
 
 async def assemble_provider_input(
@@ -158,6 +160,60 @@ async def assemble_provider_input(
     no secrets); the attention pass redacts the stubs it writes with it. With ``attention_compiler`` set the default groups are used
     and ``input_builder`` is not consulted.
     """
+    declared, skill_list = _checked_inputs(model, redactor, options, metadata, tools, skills)
+    build_context: dict[str, Any] = {
+        "system_instructions": system_instructions,
+        "developer_instructions": developer_instructions,
+        "history": history,
+        "summaries": summaries,
+        "attachments": attachments,
+        "resource_uris": resource_uris,
+        "resource_loader": resource_loader,
+        "tool_results": tool_results,
+    }
+    context = _ContextSource(context_providers, metadata, session_id, run_id)
+    if attention_compiler is not None:
+        groups = await DefaultInputBuilder().build_groups(input, **build_context)
+        # Resolve context first so the compiler measures the whole request;
+        # `context` middleware still runs after `input_assembly`, as documented.
+        raw_blocks = await context.resolve(compose_messages(groups))
+        groups = dataclasses.replace(
+            groups, context_blocks=raw_blocks, skills=skill_list, tools=declared
+        )
+        bare = await _compile_attention(
+            groups,
+            compiler=attention_compiler,
+            sticky=attention_sticky,
+            model=model,
+            redactor=redactor,
+            turn=turn,
+            context=context,
+            on_report=on_attention_report,
+        )
+        messages = await run_input_assembly(compose_messages(bare), middleware)
+        context_blocks = await run_context_middleware(raw_blocks, middleware)
+    else:
+        if input_builder is None:
+            groups = await DefaultInputBuilder().build_groups(input, **build_context)
+            messages = await run_input_assembly(compose_messages(groups), middleware)
+        else:
+            messages = await input_builder.build(input, middleware=middleware, **build_context)
+        context_blocks = await context.resolve(messages, middleware)
+    messages = await _built_prompt(
+        prompt_builder, middleware, messages, context_blocks, skill_list, declared
+    )
+    return _request(model, messages, declared, options, metadata)
+
+
+def _checked_inputs(
+    model: object,
+    redactor: object,
+    options: object,
+    metadata: object,
+    tools: Any,
+    skills: Sequence[Skill],
+) -> tuple[list[ToolDeclaration], list[Skill]]:
+    """The declared tools and the skills, once every argument checked out."""
     if not isinstance(model, Mapping) or not isinstance(model.get("provider"), str):
         raise ConfigError("model must be a ModelConfig dict with 'provider' and 'model'")
     require_redactor(redactor, owner="assemble_provider_input")
@@ -170,76 +226,72 @@ async def assemble_provider_input(
     for skill in skill_list:
         if not isinstance(skill, Skill):
             raise ConfigError(f"skills must be Skill objects, got {type(skill).__name__}")
-    build_context: dict[str, Any] = {
-        "system_instructions": system_instructions,
-        "developer_instructions": developer_instructions,
-        "history": history,
-        "summaries": summaries,
-        "attachments": attachments,
-        "resource_uris": resource_uris,
-        "resource_loader": resource_loader,
-        "tool_results": tool_results,
-    }
+    return declared, skill_list
 
-    def context_request(messages: Sequence[Message]) -> ContextRequest:
-        if not context_providers:  # skip copying a long history for nobody
-            return ContextRequest(metadata=dict(metadata or {}))
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _ContextSource:
+    """The context providers of one request and what they are told."""
+
+    providers: Sequence[ContextProvider]
+    metadata: Mapping[str, Any] | None
+    session_id: str | None
+    run_id: str | None
+
+    def request(self, messages: Sequence[Message]) -> ContextRequest:
+        if not self.providers:  # skip copying a long history for nobody
+            return ContextRequest(metadata=dict(self.metadata or {}))
         return ContextRequest(
             messages=tuple(messages),
-            metadata=dict(metadata or {}),
-            session_id=session_id,
-            run_id=run_id,
+            metadata=dict(self.metadata or {}),
+            session_id=self.session_id,
+            run_id=self.run_id,
         )
 
-    if attention_compiler is not None:
-        groups = await DefaultInputBuilder().build_groups(input, **build_context)
-        # Resolve context first so the compiler measures the whole request;
-        # `context` middleware still runs after `input_assembly`, as documented.
-        raw_blocks = await resolve_context_providers(
-            context_providers, context_request(compose_messages(groups))
+    async def resolve(
+        self, messages: Sequence[Message], middleware: MiddlewareRegistry | None = None
+    ) -> list[ContextBlock]:
+        return await resolve_context_providers(
+            self.providers, self.request(messages), middleware=middleware
         )
-        groups = dataclasses.replace(
-            groups, context_blocks=raw_blocks, skills=skill_list, tools=declared
-        )
-        groups = await _compile_attention(
-            groups,
-            compiler=attention_compiler,
-            sticky=attention_sticky,
-            model=model,
-            redactor=redactor,
-            session_id=session_id,
-            run_id=run_id,
-            turn=turn,
-            on_report=on_attention_report,
-        )
-        bare = dataclasses.replace(groups, context_blocks=[], skills=[], tools=[])
-        messages = await run_input_assembly(compose_messages(bare), middleware)
-        context_blocks = await run_context_middleware(raw_blocks, middleware)
-    else:
-        if input_builder is None:
-            groups = await DefaultInputBuilder().build_groups(input, **build_context)
-            messages = await run_input_assembly(compose_messages(groups), middleware)
-        else:
-            messages = await input_builder.build(input, middleware=middleware, **build_context)
-        context_blocks = await resolve_context_providers(
-            context_providers, context_request(messages), middleware=middleware
-        )
+
+
+async def _built_prompt(
+    prompt_builder: PromptBuilder | None,
+    middleware: MiddlewareRegistry | None,
+    messages: list[Message],
+    context_blocks: list[ContextBlock],
+    skills: list[Skill],
+    declared: list[ToolDeclaration],
+) -> list[Message]:
+    """The prompt builder adds context and skills; then ``prompt_build``
+    middleware may edit the messages (only them: the request's tools stay
+    the host's, see the module docstring)."""
     builder = prompt_builder or DefaultPromptBuilder()
     messages = await builder.build(
-        messages, context_blocks=context_blocks, skills=skill_list, tools=declared
+        messages, context_blocks=context_blocks, skills=skills, tools=declared
     )
-    if middleware is not None and middleware.has("prompt_build"):
-        payload: PromptBuildPayload = {
-            "messages": messages,
-            "context": context_blocks,
-            "skills": skill_list,
-            "tools": copy.deepcopy(declared),
-        }
-        updated = await middleware.run("prompt_build", payload)
-        if not isinstance(updated, Mapping) or not isinstance(updated.get("messages"), list):
-            raise ConfigError("prompt_build middleware must return a dict with a 'messages' list")
-        messages = [check_message(m, "prompt_build result") for m in updated["messages"]]
+    if middleware is None or not middleware.has("prompt_build"):
+        return messages
+    payload: PromptBuildPayload = {
+        "messages": messages,
+        "context": context_blocks,
+        "skills": skills,
+        "tools": copy.deepcopy(declared),
+    }
+    updated = await middleware.run("prompt_build", payload)
+    if not isinstance(updated, Mapping) or not isinstance(updated.get("messages"), list):
+        raise ConfigError("prompt_build middleware must return a dict with a 'messages' list")
+    return [check_message(m, "prompt_build result") for m in updated["messages"]]
 
+
+def _request(
+    model: ModelConfig,
+    messages: list[Message],
+    declared: list[ToolDeclaration],
+    options: Mapping[str, Any] | None,
+    metadata: Mapping[str, Any] | None,
+) -> ProviderRequest:
     request: ProviderRequest = {"model": model, "messages": messages}
     if declared:
         request["tools"] = declared

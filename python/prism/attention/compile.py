@@ -101,13 +101,7 @@ def compile_attention(
     :class:`AttentionBudgetError` when every eligible stage ran and the
     estimate is still over ``trigger_ratio`` of the input cap.
     """
-    if not isinstance(compiler, AttentionCompiler):
-        compiler = create_attention_compiler(compiler, model=model)
-    scale = frontier.token_scale if frontier is not None else 1.0
-    if scale != 1.0:
-        # A calibrated session: the cap in plain-estimate tokens that holds
-        # the provider's count of the request at the configured cap.
-        compiler = dataclasses.replace(compiler, input_cap=max(1, int(compiler.input_cap / scale)))
+    compiler, scale = _calibrated(compiler, model, frontier)
     if compiler.incremental and measure_cache is None and frontier is not None:
         measure_cache = frontier.measure_cache
     lists = _group_lists(groups)
@@ -136,7 +130,40 @@ def compile_attention(
             raise AttentionBudgetError(
                 plan["used"], plan["usedAfter"], compiler.input_cap, compiler.trigger_ratio
             )
-    report = AttentionReport(
+    report = _report(plan, compiler, scale, run_id=run_id, session_id=session_id, turn=turn)
+    if not plan["rows"]:
+        return AttentionOutcome(groups, False, report)
+    memo = frontier.clone_memo if frontier is not None else None
+    clone = apply_attention_plan(groups, lists, plan["rows"], memo)
+    if frontier is not None:
+        frontier.add(plan["thinkingKeys"], plan["toolCallIds"])
+    return AttentionOutcome(clone, True, report)
+
+
+def _calibrated(
+    compiler: Any, model: Mapping[str, Any] | None, frontier: AttentionStickyFrontier | None
+) -> tuple[AttentionCompiler, float]:
+    """The compiler for this call and the session's token scale."""
+    if not isinstance(compiler, AttentionCompiler):
+        compiler = create_attention_compiler(compiler, model=model)
+    scale = frontier.token_scale if frontier is not None else 1.0
+    if scale != 1.0:
+        # A calibrated session: the cap in plain-estimate tokens that holds
+        # the provider's count of the request at the configured cap.
+        compiler = dataclasses.replace(compiler, input_cap=max(1, int(compiler.input_cap / scale)))
+    return compiler, scale
+
+
+def _report(
+    plan: dict[str, Any],
+    compiler: AttentionCompiler,
+    scale: float,
+    *,
+    run_id: str | None,
+    session_id: str | None,
+    turn: int | None,
+) -> AttentionReport:
+    return AttentionReport(
         used=plan["used"],
         used_after=plan["usedAfter"],
         input_cap=compiler.input_cap,
@@ -150,13 +177,6 @@ def compile_attention(
         session_id=session_id,
         turn=turn,
     )
-    if not plan["rows"]:
-        return AttentionOutcome(groups, False, report)
-    memo = frontier.clone_memo if frontier is not None else None
-    clone = apply_attention_plan(groups, lists, plan["rows"], memo)
-    if frontier is not None:
-        frontier.add(plan["thinkingKeys"], plan["toolCallIds"])
-    return AttentionOutcome(clone, True, report)
 
 
 def _plan(

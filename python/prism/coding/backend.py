@@ -30,6 +30,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -174,6 +175,40 @@ async def _reap_group(pgid: int, limit: float = 5.0) -> None:
         delay = min(delay * 2, 0.05)
 
 
+class _Launch:
+    """The command's process group as the worker thread starts it. An abort
+    can land before ``Popen`` returns in the thread (the command may already
+    be running); the abort then marks the launch abandoned and waits until it
+    is settled, so the group is killed either way and none of it outlives
+    the call."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.entered = False
+        self.abandoned = False
+        self.pid: int | None = None
+        self.settled = threading.Event()
+
+    def enter(self) -> bool:
+        """In the thread, first: False when the call was already abandoned
+        (then nothing starts)."""
+        with self.lock:
+            self.entered = True
+            return not self.abandoned
+
+    def started(self, pid: int) -> bool:
+        """Record the group; True when the call was abandoned meanwhile."""
+        with self.lock:
+            self.pid = pid
+            return self.abandoned
+
+    def abandon(self) -> bool:
+        """Mark the call abandoned; True when the thread may be starting."""
+        with self.lock:
+            self.abandoned = True
+            return self.entered
+
+
 class LocalBackend:
     """The local machine (see the module docstring)."""
 
@@ -237,7 +272,7 @@ class LocalBackend:
         # costs far less than asyncio's subprocess transport); the event loop
         # only waits, and on cancellation kills the group itself.
         started = time.perf_counter()
-        pids: list[int] = []
+        launch = _Launch()
         try:
             outcome = await anyio.to_thread.run_sync(
                 _run_blocking,
@@ -248,13 +283,17 @@ class LocalBackend:
                 output_cap,
                 kill_after_bytes,
                 stdin,
-                pids,
+                launch,
                 abandon_on_cancel=True,
             )
         except BaseException:
-            if pids:
+            if launch.abandon():
                 with anyio.CancelScope(shield=True):
-                    await _reap_group(pids[0])
+                    if not launch.settled.is_set():
+                        # Popen has not returned: the thread kills what it starts.
+                        await anyio.to_thread.run_sync(launch.settled.wait, 5.0)
+                    if launch.pid is not None:
+                        await _reap_group(launch.pid)
             raise
         exit_code, buffer, timed_out, flooded = outcome
         text, omitted = buffer.text()
@@ -318,20 +357,27 @@ def _run_blocking(
     output_cap: int,
     kill_after_bytes: int,
     stdin: bytes | None,
-    pids: list[int],
+    launch: _Launch,
 ) -> tuple[int | None, _HeadTail, bool, bool]:
     buffer = _HeadTail(output_cap)
     deadline = time.monotonic() + timeout
-    with subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=cwd,
-        env=env,
-        start_new_session=True,
-    ) as process:
-        pids.append(process.pid)
+    try:
+        if not launch.enter():
+            raise RuntimeError("the call was aborted before its command started")
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+        if launch.started(process.pid):
+            _kill_group(process.pid)
+    finally:
+        launch.settled.set()
+    with process:
         try:
             if stdin is not None and process.stdin is not None:
                 with contextlib.suppress(BrokenPipeError):

@@ -19,7 +19,7 @@ from prism.coding.workspace import (
     create_coding_workspace,
 )
 from prism.security.execution import ExecutionPolicy
-from prism.security.redaction import NOOP_REDACTOR, SecretRedactor
+from prism.security.redaction import SecretRedactor, require_redactor
 from prism.tools.definition import ToolDefinition
 
 
@@ -48,7 +48,7 @@ def create_coding_tools(
     execution_policy: ExecutionPolicy | None = None,
     backend: WorkspaceBackend | None = None,
     limits: CodingLimits | None = None,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
     on_event: CodingEventHandler | None = None,
     env: Mapping[str, str] | None = None,
     inherit_env: Sequence[str] = (),
@@ -63,6 +63,7 @@ def create_coding_tools(
     Without ``execution_policy`` the default policy applies: roots ``[cwd]``,
     reads allowed, everything with a side effect refused (no approver).
     """
+    redactor = require_redactor(redactor, owner="create_coding_tools")
     workspace = create_coding_workspace(
         cwd,
         execution_policy=execution_policy,

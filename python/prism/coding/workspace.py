@@ -20,7 +20,7 @@ from prism.security.execution import (
     authorize,
     create_execution_policy,
 )
-from prism.security.redaction import NOOP_REDACTOR, SecretRedactor
+from prism.security.redaction import SecretRedactor, require_redactor
 from prism.security.roots import assert_path_inside_roots, relative_to_roots
 from prism.tools.definition import ToolContext
 
@@ -181,7 +181,7 @@ def create_coding_workspace(
     execution_policy: ExecutionPolicy | None = None,
     backend: WorkspaceBackend | None = None,
     limits: CodingLimits | None = None,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
     on_event: CodingEventHandler | None = None,
     env: Mapping[str, str] | None = None,
     inherit_env: Sequence[str] = (),
@@ -194,6 +194,7 @@ def create_coding_workspace(
     on top. Nothing else is inherited, so a host's secrets stay out of
     commands unless named.
     """
+    redactor = require_redactor(redactor, owner="create_coding_workspace")
     policy = execution_policy or create_execution_policy([cwd], redactor=redactor)
     real_cwd = str(assert_path_inside_roots(os.fspath(cwd), policy.roots, allow_hard_links=True))
     command_env = dict(env) if env is not None else {"PATH": DEFAULT_PATH}

@@ -16,7 +16,7 @@ from prism.inspect.http import Request, Response, SseResponse, query_int
 from prism.inspect.replay import find_runs, replay_run
 from prism.inspect.source import InspectError, SessionSource
 from prism.inspect.views import SessionView
-from prism.security.redaction import NOOP_REDACTOR, SecretRedactor
+from prism.security.redaction import SecretRedactor, require_redactor
 
 __all__ = ["InspectorApp", "static_text"]
 
@@ -39,12 +39,12 @@ class InspectorApp:
         self,
         source: SessionSource,
         *,
-        redactor: SecretRedactor = NOOP_REDACTOR,
+        redactor: SecretRedactor,
         follow: str | None = None,
         poll_seconds: float = TAIL_POLL_SECONDS,
     ) -> None:
         self.source = source
-        self.redactor = redactor
+        self.redactor = require_redactor(redactor, owner="InspectorApp")
         self.follow = follow
         self.poll_seconds = poll_seconds
         self._views: dict[tuple[str, str | None], tuple[str | None, SessionView]] = {}

@@ -13,18 +13,17 @@ from prism.inspect.app import static_text
 from prism.inspect.replay import find_runs
 from prism.inspect.source import InspectError, SessionSource
 from prism.inspect.views import SessionView
-from prism.security.redaction import NOOP_REDACTOR, SecretRedactor
+from prism.security.redaction import SecretRedactor, require_redactor
 
 __all__ = ["EXPORT_ENTRY_LIMIT", "export_html", "render_report"]
 
 EXPORT_ENTRY_LIMIT = 20_000
 
 
-async def render_report(
-    source: SessionSource, session_id: str, *, redactor: SecretRedactor = NOOP_REDACTOR
-) -> str:
+async def render_report(source: SessionSource, session_id: str, *, redactor: SecretRedactor) -> str:
     """The report's HTML text (the branch ending at the session's last entry;
     at most its last :data:`EXPORT_ENTRY_LIMIT` entries are embedded)."""
+    require_redactor(redactor, owner="render_report")
     if session_id not in await source.sessions():
         raise InspectError(f"no session {session_id!r} in {source.label}")
     view = SessionView(session_id, await source.entries(session_id))
@@ -67,10 +66,11 @@ async def export_html(
     session_id: str,
     path: str,
     *,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
 ) -> None:
     """Write the report to ``path`` atomically (a temporary file renamed over
     it): a failure leaves no half-written report."""
+    require_redactor(redactor, owner="export_html")
     text = await render_report(source, session_id, redactor=redactor)
     directory = os.path.dirname(os.path.abspath(path))
     try:

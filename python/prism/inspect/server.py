@@ -15,7 +15,7 @@ import anyio
 from prism.inspect.app import InspectorApp
 from prism.inspect.http import Guard, allowed_hosts, serve_http
 from prism.inspect.source import InspectError, open_source
-from prism.security.redaction import NOOP_REDACTOR, SecretRedactor
+from prism.security.redaction import SecretRedactor, require_redactor
 
 __all__ = ["InspectorAddress", "check_bind_host", "serve_inspector"]
 
@@ -63,7 +63,7 @@ async def serve_inspector(
     token: str | None = None,
     follow: str | None = None,
     allow_remote: bool = False,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
     on_ready: Callable[[InspectorAddress], None] | None = None,
     freeze_gc: bool = False,
 ) -> None:
@@ -77,6 +77,7 @@ async def serve_inspector(
     (``gc.freeze``): a full collection over a 100,000-entry index would
     otherwise stall the live tail for seconds. Leave it off when serving
     from inside a host process whose objects should stay collectable."""
+    require_redactor(redactor, owner="serve_inspector")
     check_bind_host(host, allow_remote=allow_remote)
     source = await open_source(target)
     try:

@@ -177,30 +177,13 @@ def observer_job(
         + "\n\nNew session entries:\n"
         + "\n".join(lines)
     )
-    job = WorkerJob("observer", OBSERVER_PROMPT, redactor.redact_text(prompt), _PLACEHOLDER)
-
-    def record(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        items = args["observations"]
-        for item in items:
-            _refuse_unknown(item["sourceEntryIds"], branch_ids, "entries on this branch")
-        made: list[Observation] = [
-            {
-                "id": create_memory_id(),
-                "content": redactor.redact_text(item["content"].strip()),
-                "sourceEntryIds": list(dict.fromkeys(item["sourceEntryIds"])),
-            }
-            for item in items
-        ]
-        job.pending.extend(made)
-        return {"recorded": [o["id"] for o in made]}
-
-    job.tool = define_tool(
-        "record_observations",
-        record,
+    return _recording_job(
+        WorkerJob("observer", OBSERVER_PROMPT, redactor.redact_text(prompt), _PLACEHOLDER),
+        redactor,
+        tool=("record_observations", "observations", _OBSERVATIONS_SCHEMA),
         description="Record observations; each cites the entry ids it comes from.",
-        parameters=_OBSERVATIONS_SCHEMA,
+        refs=("sourceEntryIds", branch_ids, "entries on this branch"),
     )
-    return job
 
 
 def reflector_job(
@@ -215,29 +198,46 @@ def reflector_job(
         + "\n\nObservations to consolidate:\n"
         + _memory_lines(unreflected)
     )
-    job = WorkerJob("reflector", REFLECTOR_PROMPT, redactor.redact_text(prompt), _PLACEHOLDER)
+    return _recording_job(
+        WorkerJob("reflector", REFLECTOR_PROMPT, redactor.redact_text(prompt), _PLACEHOLDER),
+        redactor,
+        tool=("record_reflections", "reflections", _REFLECTIONS_SCHEMA),
+        description="Record reflections; each lists the observation ids it consolidates.",
+        refs=("observationIds", active, "active observations"),
+    )
+
+
+def _recording_job(
+    job: WorkerJob,
+    redactor: SecretRedactor,
+    *,
+    tool: tuple[str, str, dict[str, Any]],
+    description: str,
+    refs: tuple[str, set[str] | dict[str, Any], str],
+) -> WorkerJob:
+    """``job`` with the tool its worker records memories through: ``tool``
+    is (tool name, the argument listing the items, its schema); each item's
+    ``refs`` key (the first of ``refs``) must name only what the second
+    holds (the third says what, in the refusal)."""
+    tool_name, items_key, schema = tool
+    refs_key, allowed, allowed_label = refs
 
     def record(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        items = args["reflections"]
+        items = args[items_key]
         for item in items:
-            _refuse_unknown(item["observationIds"], active, "active observations")
-        made: list[Reflection] = [
+            _refuse_unknown(item[refs_key], allowed, allowed_label)
+        made: list[Any] = [
             {
                 "id": create_memory_id(),
                 "content": redactor.redact_text(item["content"].strip()),
-                "observationIds": list(dict.fromkeys(item["observationIds"])),
+                refs_key: list(dict.fromkeys(item[refs_key])),
             }
             for item in items
         ]
         job.pending.extend(made)
-        return {"recorded": [r["id"] for r in made]}
+        return {"recorded": [m["id"] for m in made]}
 
-    job.tool = define_tool(
-        "record_reflections",
-        record,
-        description="Record reflections; each lists the observation ids it consolidates.",
-        parameters=_REFLECTIONS_SCHEMA,
-    )
+    job.tool = define_tool(tool_name, record, description=description, parameters=schema)
     return job
 
 

@@ -61,7 +61,7 @@ from prism.sandbox.contract import (
     SandboxPathError,
 )
 from prism.security.execution import ExecutionPolicy
-from prism.security.redaction import NOOP_REDACTOR, SecretRedactor
+from prism.security.redaction import SecretRedactor, require_redactor
 from prism.tools.definition import ToolContext, ToolDefinition
 
 PYTHON = "/usr/bin/python3"
@@ -344,7 +344,7 @@ def create_sandbox_coding_tools(
     *,
     execution_policy: PolicyFactory | None = None,
     limits: CodingLimits | None = None,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
     on_event: CodingEventHandler | None = None,
     env: Mapping[str, str] | None = None,
     checks: Mapping[str, CheckCommand | Sequence[str]] | None = None,
@@ -360,6 +360,7 @@ def create_sandbox_coding_tools(
     default policy applies (reads only). ``env`` is the commands' exact
     environment on top of the sandbox's own (default ``PATH`` only).
     """
+    redactor = require_redactor(redactor, owner="create_sandbox_coding_tools")
     view = tempfile.mkdtemp(prefix="prism-sandbox-view-")
     backend = SandboxWorkspaceBackend(sandbox, str(Path(view).resolve()))
     weakref.finalize(backend, shutil.rmtree, view, True)

@@ -42,7 +42,7 @@ from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from prism.errors import ExecutionDeniedError
 from prism.security.approval import ApprovalDecision, ApprovalRequiredError, granted_decision
-from prism.security.redaction import NOOP_REDACTOR, SecretRedactor
+from prism.security.redaction import SecretRedactor, require_redactor
 from prism.security.roots import assert_path_inside_roots, normalize_roots
 
 ExecutionKind = Literal["read", "write", "edit", "delete", "move", "shell", "network"]
@@ -357,7 +357,7 @@ def create_execution_policy(
     rules: Iterable[ExecutionRule] = (),
     approve: Approver | None = None,
     *,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
     defer: bool = False,
 ) -> RootedExecutionPolicy:
     """The default policy: roots, ordered rules, an optional approver.
@@ -368,6 +368,7 @@ def create_execution_policy(
     Raises ``ValueError`` for a root that is not an existing directory, a
     rule that is not an ``ExecutionRule``, or both ``approve`` and ``defer``.
     """
+    require_redactor(redactor, owner="create_execution_policy")
     resolved_roots = normalize_roots(roots)
     rule_list = tuple(rules)
     for rule in rule_list:
@@ -396,12 +397,13 @@ async def authorize(
     policy: ExecutionPolicy,
     action: ExecutionAction,
     *,
-    redactor: SecretRedactor = NOOP_REDACTOR,
+    redactor: SecretRedactor,
 ) -> ExecutionAction:
     """Ask ``policy`` and return the action to perform (the changed one for
     ``allow_with_changes``), or raise ``ExecutionDeniedError`` with the
     reason. ``ask`` left undecided is a refusal; a policy that raises or
     answers something else refuses (fail closed, reason redacted)."""
+    require_redactor(redactor, owner="authorize")
     try:
         decision: Any = policy.decide(action)
         if inspect.isawaitable(decision):

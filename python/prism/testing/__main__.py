@@ -17,29 +17,32 @@ import anyio
 
 async def _checks() -> list[str]:
     from prism import _native
-    from prism.providers import (
-        create_mock_provider,
-        provider_done,
-        provider_text_delta,
-        provider_tool_call,
-        provider_tool_call_delta,
-        provider_usage,
-    )
-    from prism.runtime import create_agent
-    from prism.stores.jsonl import create_jsonl_session_store
-    from prism.testing import (
-        assert_abort_is_observed,
-        assert_no_secret_leak,
-        assert_provider_stream_conforms,
-        assert_tool_call_deltas_reconstruct,
-        collect_provider_events,
-    )
-    from prism.tools import define_tool
 
     passed: list[str] = []
     assert _native.json_length({"a": [1, "é"]}) == len('{"a":[1,"é"]}')
     assert _native.estimate_text_tokens("abcd" * 10) == 10
     passed.append("native core")
+    await _check_mock_provider()
+    passed.append("mock provider conformance")
+    await _check_agent_round()
+    passed.append("agent tool round on the JSONL store, redacted")
+    return passed
+
+
+async def _check_mock_provider() -> None:
+    from prism.providers import (
+        create_mock_provider,
+        provider_done,
+        provider_text_delta,
+        provider_tool_call_delta,
+        provider_usage,
+    )
+    from prism.testing import (
+        assert_abort_is_observed,
+        assert_provider_stream_conforms,
+        assert_tool_call_deltas_reconstruct,
+        collect_provider_events,
+    )
 
     request = {
         "model": {"provider": "mock", "model": "smoke"},
@@ -52,7 +55,6 @@ async def _checks() -> list[str]:
         expect_text="hello",
         expect_stop_reason="stop",
     )
-    calls = [provider_tool_call("c1", "add", {"a": 1, "b": 2}), provider_done("tool_use")]
     fragments = [
         provider_tool_call_delta(0, "c1", "add", '{"a": 1,'),
         provider_tool_call_delta(0, arguments_delta=' "b": 2}'),
@@ -66,8 +68,21 @@ async def _checks() -> list[str]:
         create_mock_provider([*reply, provider_done("stop")], delay_ms=1),
         request,  # type: ignore[arg-type]
     )
-    passed.append("mock provider conformance")
 
+
+async def _check_agent_round() -> None:
+    from prism.providers import (
+        create_mock_provider,
+        provider_done,
+        provider_text_delta,
+        provider_tool_call,
+    )
+    from prism.runtime import create_agent
+    from prism.stores.jsonl import create_jsonl_session_store
+    from prism.testing import assert_no_secret_leak
+    from prism.tools import define_tool
+
+    calls = [provider_tool_call("c1", "add", {"a": 1, "b": 2}), provider_done("tool_use")]
     secret = "sk-smoke-canary-0123456789"
     with tempfile.TemporaryDirectory() as directory:
         store = create_jsonl_session_store(Path(directory) / "sessions.jsonl")
@@ -94,8 +109,6 @@ async def _checks() -> list[str]:
             "tool",
             "assistant",
         ]
-    passed.append("agent tool round on the JSONL store, redacted")
-    return passed
 
 
 def main() -> int:

@@ -79,16 +79,13 @@ async def assert_tool_dispatch_conforms(
     ctx = context or ToolContext(session_id="conformance", run_id="conformance")
     results: dict[str, ToolResult] = {}
 
-    def call(name: str, arguments: Mapping[str, Any]) -> Any:
-        return {"id": "conformance-call", "name": name, "arguments": copy.deepcopy(dict(arguments))}
-
     async def blocked(
         reason: str, code: str, name: str, arguments: Mapping[str, Any], **kw: Any
     ) -> None:
         before = len(calls)
         registry = kw.pop("registry", create_tool_registry([counted, decoy], deny=[_DECOY]))
         result = await dispatch_tool_call(
-            call(name, arguments), registry=registry, context=ctx, redactor=redactor, **kw
+            _call(name, arguments), registry=registry, context=ctx, redactor=redactor, **kw
         )
         _expect(result, code, reason)
         if len(calls) != before:
@@ -129,15 +126,31 @@ async def assert_tool_dispatch_conforms(
             middleware=breaking,
         )
     if policy_denied_arguments is not None:
-        registry = create_tool_registry([tool])
-        result = await dispatch_tool_call(
-            call(tool.name, policy_denied_arguments),
-            registry=registry,
-            context=ctx,
-            redactor=redactor,
+        results["policy_denied"] = await _policy_denied(
+            tool, policy_denied_arguments, ctx, redactor, side_effect
         )
-        _expect(result, "policy_denied", "policy_denied")
-        if side_effect is not None and side_effect():
-            raise AssertionError("policy_denied: the refused call had a side effect")
-        results["policy_denied"] = result
     return results
+
+
+def _call(name: str, arguments: Mapping[str, Any]) -> Any:
+    return {"id": "conformance-call", "name": name, "arguments": copy.deepcopy(dict(arguments))}
+
+
+async def _policy_denied(
+    tool: ToolDefinition,
+    arguments: Mapping[str, Any],
+    ctx: ToolContext,
+    redactor: SecretRedactor,
+    side_effect: Callable[[], bool] | None,
+) -> ToolResult:
+    """The tool itself refuses (its execution policy), with no side effect."""
+    result = await dispatch_tool_call(
+        _call(tool.name, arguments),
+        registry=create_tool_registry([tool]),
+        context=ctx,
+        redactor=redactor,
+    )
+    _expect(result, "policy_denied", "policy_denied")
+    if side_effect is not None and side_effect():
+        raise AssertionError("policy_denied: the refused call had a side effect")
+    return result

@@ -138,10 +138,6 @@ async def dispatch_tool_call(
     call_id = raw_id if isinstance(raw_id, str) else ""
     raw_name = call.get("name") if isinstance(call, dict) else None
     name = raw_name if isinstance(raw_name, str) else ""
-
-    def redact(text: str) -> str:
-        return redactor.redact_text(text)
-
     result: ToolResult
     try:
         if not call_id:
@@ -153,67 +149,96 @@ async def dispatch_tool_call(
             current = await middleware.run("tool_call", copy.deepcopy(call))
             definition, arguments = _check_call(registry, current)
         name = definition.name
-        decision = await check_permission(
-            permission_policy,
-            PermissionRequest(
-                kind="tool",
-                name=name,
-                arguments=arguments,
-                metadata=dict(context.metadata) if context is not None else {},
-            ),
-        )
-        if not decision.allowed:
-            reason = f": {decision.reason}" if decision.reason else ""
-            raise _Refused(f"tool {name!r} denied by permission policy{reason}", PERMISSION_DENIED)
+        await _check_tool_permission(permission_policy, name, arguments, context)
         tool_context = replace(context or ToolContext(), tool_call_id=call_id)
-        try:
-            # A shallow copy: a tool popping keys must not edit the stored call.
-            value = definition.execute(dict(arguments), tool_context)
-            if inspect.isawaitable(value):
-                value = await value
-        except ToolArgumentsError as error:
-            result = tool_error_result(call_id, name, redact(str(error)), INVALID_ARGUMENTS)
-        except ApprovalRequiredError as error:
-            # A human must decide first; a durable run pauses on this result
-            # (prism.approvals), anything else reports it as a refusal.
-            result = tool_error_result(call_id, name, redact(str(error)), APPROVAL_REQUIRED)
-            result["value"]["approval"] = {
-                "reason": redact(error.reason),
-                "action": redactor.redact_value(error.action),
-            }
-        except ExecutionDeniedError as error:
-            # The tool asked its execution policy before any side effect.
-            result = tool_error_result(call_id, name, redact(str(error)), POLICY_DENIED)
-        except ToolResultError as error:
-            result = tool_error_result(call_id, name, redact(str(error)), TOOL_ERROR)
-        except Exception as error:
-            message = f"tool {name!r} failed: {type(error).__name__}: {error}"
-            result = tool_error_result(call_id, name, redact(message), TOOL_ERROR)
-        else:
-            problem = _result_value_problem(name, value, redactor)
-            if problem is None:
-                result = {"toolCallId": call_id, "name": name, "value": value}
-            else:
-                result = tool_error_result(call_id, name, redact(problem), TOOL_ERROR)
+        result = await _execute(definition, arguments, tool_context, call_id, redactor)
     except _Refused as refused:
-        result = tool_error_result(call_id, name, redact(str(refused)), refused.code)
-
+        result = tool_error_result(call_id, name, redactor.redact_text(str(refused)), refused.code)
     if middleware is not None:
-        updated = await middleware.run("tool_result", result)
-        if isinstance(updated, dict) and "value" in updated:
-            result = updated
-            # The runtime pairs results with calls by id; middleware cannot re-pair them.
-            result["toolCallId"] = call_id
-            if not isinstance(result.get("name"), str):
-                result["name"] = name
-        else:
-            result = tool_error_result(
-                call_id,
-                name,
-                "tool_result middleware returned a non-result value",
-                INVALID_TOOL_CALL,
-            )
+        result = await _run_tool_result_middleware(middleware, result, call_id, name)
     return result
+
+
+async def _check_tool_permission(
+    policy: PermissionPolicy | None,
+    name: str,
+    arguments: dict[str, Any],
+    context: ToolContext | None,
+) -> None:
+    decision = await check_permission(
+        policy,
+        PermissionRequest(
+            kind="tool",
+            name=name,
+            arguments=arguments,
+            metadata=dict(context.metadata) if context is not None else {},
+        ),
+    )
+    if not decision.allowed:
+        reason = f": {decision.reason}" if decision.reason else ""
+        raise _Refused(f"tool {name!r} denied by permission policy{reason}", PERMISSION_DENIED)
+
+
+async def _execute(
+    definition: ToolDefinition,
+    arguments: dict[str, Any],
+    tool_context: ToolContext,
+    call_id: str,
+    redactor: SecretRedactor,
+) -> ToolResult:
+    """The tool's result, or the tool error its failure (or a value that is
+    not JSON) turns into, every message redacted."""
+    name = definition.name
+
+    def redact(text: str) -> str:
+        return redactor.redact_text(text)
+
+    try:
+        # A shallow copy: a tool popping keys must not edit the stored call.
+        value = definition.execute(dict(arguments), tool_context)
+        if inspect.isawaitable(value):
+            value = await value
+    except ToolArgumentsError as error:
+        return tool_error_result(call_id, name, redact(str(error)), INVALID_ARGUMENTS)
+    except ApprovalRequiredError as error:
+        # A human must decide first; a durable run pauses on this result
+        # (prism.approvals), anything else reports it as a refusal.
+        result = tool_error_result(call_id, name, redact(str(error)), APPROVAL_REQUIRED)
+        result["value"]["approval"] = {
+            "reason": redact(error.reason),
+            "action": redactor.redact_value(error.action),
+        }
+        return result
+    except ExecutionDeniedError as error:
+        # The tool asked its execution policy before any side effect.
+        return tool_error_result(call_id, name, redact(str(error)), POLICY_DENIED)
+    except ToolResultError as error:
+        return tool_error_result(call_id, name, redact(str(error)), TOOL_ERROR)
+    except Exception as error:
+        message = f"tool {name!r} failed: {type(error).__name__}: {error}"
+        return tool_error_result(call_id, name, redact(message), TOOL_ERROR)
+    problem = _result_value_problem(name, value, redactor)
+    if problem is None:
+        return {"toolCallId": call_id, "name": name, "value": value}
+    return tool_error_result(call_id, name, redact(problem), TOOL_ERROR)
+
+
+async def _run_tool_result_middleware(
+    middleware: MiddlewareRegistry, result: ToolResult, call_id: str, name: str
+) -> ToolResult:
+    updated = await middleware.run("tool_result", result)
+    if not (isinstance(updated, dict) and "value" in updated):
+        return tool_error_result(
+            call_id,
+            name,
+            "tool_result middleware returned a non-result value",
+            INVALID_TOOL_CALL,
+        )
+    # The runtime pairs results with calls by id; middleware cannot re-pair them.
+    updated["toolCallId"] = call_id
+    if not isinstance(updated.get("name"), str):
+        updated["name"] = name
+    return updated
 
 
 OnToolStart = Callable[[int, ToolCall], "Awaitable[None] | None"]

@@ -15,10 +15,13 @@ import inspect
 import re
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prism.errors import ConfigError
 from prism.tools.context import ToolArgumentsError, ToolContext, ToolExecute, ToolResultError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 _SECTION = re.compile(
     r"^(Args|Arguments|Parameters|Returns|Return|Raises|Yields|Examples?|Notes?):\s*$"
@@ -164,9 +167,37 @@ def build_function_tool(
     """Derive name, description, JSON schema and an ``execute(args, ctx)``
     wrapper from a function with keyword parameters (and optionally a
     ``ctx: ToolContext`` parameter)."""
-    from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+    from pydantic import ValidationError
 
     tool_name = name if name is not None else getattr(function, "__name__", "")
+    signature, hints = _signature_and_hints(function, tool_name)
+    summary, param_docs = parse_docstring(inspect.getdoc(function) or "")
+    fields, context_param = _argument_fields(signature, hints, param_docs, tool_name)
+    model, schema = _arguments_model(tool_name, fields)
+
+    def bind(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        try:
+            parsed = model.model_validate(args)
+        except ValidationError as error:
+            raise ToolArgumentsError(
+                f"arguments for tool {tool_name!r} are invalid: {describe_validation_error(error)}"
+            ) from None
+        kwargs = {key: getattr(parsed, key) for key in fields}
+        if context_param is not None:
+            kwargs[context_param] = ctx
+        return kwargs
+
+    return FunctionTool(
+        name=tool_name,
+        description=description if description is not None else summary,
+        parameters=schema,
+        execute=_execute(function, bind, tool_name, hints),
+    )
+
+
+def _signature_and_hints(
+    function: Callable[..., Any], tool_name: str
+) -> tuple[inspect.Signature, dict[str, Any]]:
     try:
         signature = inspect.signature(function)
         hints = typing.get_type_hints(function, include_extras=True)
@@ -175,7 +206,19 @@ def build_function_tool(
             f"tool {tool_name!r}: cannot resolve a type hint ({error}); "
             "define the types the tool uses at module level"
         ) from None
-    summary, param_docs = parse_docstring(inspect.getdoc(function) or "")
+    return signature, hints
+
+
+def _argument_fields(
+    signature: inspect.Signature,
+    hints: dict[str, Any],
+    param_docs: dict[str, str],
+    tool_name: str,
+) -> tuple[dict[str, Any], str | None]:
+    """The pydantic fields of the model-facing parameters, and the name of
+    the ``ToolContext`` parameter when the function has one."""
+    from pydantic import Field
+
     fields: dict[str, Any] = {}
     context_param: str | None = None
     for parameter in signature.parameters.values():
@@ -198,6 +241,15 @@ def build_function_tool(
         default = ... if parameter.default is inspect.Parameter.empty else parameter.default
         field_info = Field(default, description=param_docs.get(parameter.name))
         fields[parameter.name] = (annotation, field_info)
+    return fields, context_param
+
+
+def _arguments_model(
+    tool_name: str, fields: dict[str, Any]
+) -> tuple[type[BaseModel], dict[str, Any]]:
+    """The arguments' pydantic model (extra keys refused) and its JSON schema."""
+    from pydantic import ConfigDict, create_model
+
     try:
         model: type[BaseModel] = create_model(
             f"{tool_name or 'tool'}_arguments",
@@ -211,45 +263,34 @@ def build_function_tool(
             f"{type(error).__name__}: {str(error).splitlines()[0]}"
         ) from None
     schema.pop("title", None)
+    return model, schema
 
-    def bind(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        try:
-            parsed = model.model_validate(args)
-        except ValidationError as error:
-            raise ToolArgumentsError(
-                f"arguments for tool {tool_name!r} are invalid: {describe_validation_error(error)}"
-            ) from None
-        kwargs = {key: getattr(parsed, key) for key in fields}
-        if context_param is not None:
-            kwargs[context_param] = ctx
-        return kwargs
 
-    execute: ToolExecute
+def _execute(
+    function: Callable[..., Any],
+    bind: Callable[[dict[str, Any], ToolContext], dict[str, Any]],
+    tool_name: str,
+    hints: dict[str, Any],
+) -> ToolExecute:
+    """``execute(args, ctx)``: bind, call, and dump the return value by its type."""
     to_json = return_serializer(tool_name, hints)
     if inspect.iscoroutinefunction(function):
 
         async def execute_async(args: dict[str, Any], ctx: ToolContext) -> Any:
             return to_json(await function(**bind(args, ctx)))
 
-        execute = execute_async
-    else:
-        # A sync function returning an awaitable is annotated with the
-        # awaitable, not with what it resolves to: that value is dumped by type.
-        awaited_to_json = return_serializer(tool_name, hints, awaited_by_caller=True)
+        return execute_async
+    # A sync function returning an awaitable is annotated with the
+    # awaitable, not with what it resolves to: that value is dumped by type.
+    awaited_to_json = return_serializer(tool_name, hints, awaited_by_caller=True)
 
-        def execute_sync(args: dict[str, Any], ctx: ToolContext) -> Any:
-            value = function(**bind(args, ctx))
-            if inspect.isawaitable(value):
-                return _finish(value, awaited_to_json)
-            return to_json(value)
+    def execute_sync(args: dict[str, Any], ctx: ToolContext) -> Any:
+        value = function(**bind(args, ctx))
+        if inspect.isawaitable(value):
+            return _finish(value, awaited_to_json)
+        return to_json(value)
 
-        execute = execute_sync
-    return FunctionTool(
-        name=tool_name,
-        description=description if description is not None else summary,
-        parameters=schema,
-        execute=execute,
-    )
+    return execute_sync
 
 
 async def _finish(value: Any, to_json: ReturnSerializer) -> Any:

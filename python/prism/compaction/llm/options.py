@@ -53,6 +53,54 @@ def _one_of(a: Any, b: Any, names: str) -> Any:
     return a if a is not None else b
 
 
+def _check_provider(provider: Any, credential: Any) -> None:
+    """An AIProvider without a credential, or a factory with one."""
+    if provider is None:
+        raise ConfigError(
+            "llm compaction needs provider= (an AIProvider, or a factory that receives "
+            "the resolved credential)"
+        )
+    is_factory = not callable(getattr(provider, "generate", None))
+    if is_factory and not callable(provider):
+        raise ConfigError(
+            "llm compaction option provider must be an AIProvider (with generate(request)) "
+            f"or a callable factory, got {type(provider).__name__}"
+        )
+    if is_factory and credential is None:
+        raise ConfigError(
+            "llm compaction: a provider factory needs credential= (the factory receives "
+            "the resolved credential)"
+        )
+    if not is_factory and credential is not None:
+        raise ConfigError(
+            "llm compaction option credential is only used with a provider factory; "
+            "pass provider=<factory> or drop credential"
+        )
+
+
+def _check_credential_request(value: object) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(value.get(k, ""), str) for k in ("provider", "name")
+    ):
+        raise ConfigError(
+            "llm compaction option credential_request must be an object like "
+            "{'provider': 'example', 'name': 'apiKey'}"
+        )
+    return dict(value)
+
+
+def _check_policies(policies: object) -> tuple[ProviderRequestPolicy, ...]:
+    if isinstance(policies, str | bytes) or not isinstance(policies, Sequence):
+        raise ConfigError("llm compaction option provider_request_policies must be a list")
+    for index, policy in enumerate(policies):
+        if not callable(policy) and not callable(getattr(policy, "apply", None)):
+            raise ConfigError(
+                f"llm compaction provider_request_policies[{index}] must be callable "
+                "(request -> request) or have apply(request)"
+            )
+    return tuple(policies)
+
+
 @dataclass(frozen=True, slots=True)
 class LlmCompactionOptions:
     """See ``create_llm_compaction_strategy`` (docs/compaction.md) for each field.
@@ -88,27 +136,7 @@ class LlmCompactionOptions:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         provider = _one_of(self.provider, self.summary_provider, "provider/summary_provider")
-        if provider is None:
-            raise ConfigError(
-                "llm compaction needs provider= (an AIProvider, or a factory that receives "
-                "the resolved credential)"
-            )
-        is_factory = not callable(getattr(provider, "generate", None))
-        if is_factory and not callable(provider):
-            raise ConfigError(
-                "llm compaction option provider must be an AIProvider (with generate(request)) "
-                f"or a callable factory, got {type(provider).__name__}"
-            )
-        if is_factory and self.credential is None:
-            raise ConfigError(
-                "llm compaction: a provider factory needs credential= (the factory receives "
-                "the resolved credential)"
-            )
-        if not is_factory and self.credential is not None:
-            raise ConfigError(
-                "llm compaction option credential is only used with a provider factory; "
-                "pass provider=<factory> or drop credential"
-            )
+        _check_provider(provider, self.credential)
         set_(self, "provider", provider)
         set_(self, "summary_provider", provider)
         model = _one_of(self.model, self.summary_model, "model/summary_model")
@@ -125,27 +153,11 @@ class LlmCompactionOptions:
             except TypeError as error:
                 raise ConfigError(f"llm compaction option credential: {error}") from None
         if self.credential_request is not None:
-            if not isinstance(self.credential_request, Mapping) or not all(
-                isinstance(self.credential_request.get(k, ""), str) for k in ("provider", "name")
-            ):
-                raise ConfigError(
-                    "llm compaction option credential_request must be an object like "
-                    "{'provider': 'example', 'name': 'apiKey'}"
-                )
-            set_(self, "credential_request", dict(self.credential_request))
+            set_(self, "credential_request", _check_credential_request(self.credential_request))
         if not isinstance(self.provider_options, Mapping):
             raise ConfigError("llm compaction option provider_options must be an object")
         set_(self, "provider_options", dict(self.provider_options))
-        policies = self.provider_request_policies
-        if isinstance(policies, str | bytes) or not isinstance(policies, Sequence):
-            raise ConfigError("llm compaction option provider_request_policies must be a list")
-        for index, policy in enumerate(policies):
-            if not callable(policy) and not callable(getattr(policy, "apply", None)):
-                raise ConfigError(
-                    f"llm compaction provider_request_policies[{index}] must be callable "
-                    "(request -> request) or have apply(request)"
-                )
-        set_(self, "provider_request_policies", tuple(policies))
+        set_(self, "provider_request_policies", _check_policies(self.provider_request_policies))
         if self.custom_instructions is not None and not isinstance(self.custom_instructions, str):
             raise ConfigError("llm compaction option custom_instructions must be a string")
         if self.thinking_level is not None and self.thinking_level not in THINKING_LEVELS:

@@ -72,18 +72,12 @@ class ObservationalMemoryLedger:
         """Continue folding with more branch entries (appended after the ones
         already folded); returns ``self``.
 
-        This is the hot path of every projection, recall and status call, so
-        it is one loop with the per-kind work inlined: most entries are
-        messages and cost one ``get`` and one comparison.
+        This is the hot path of every projection, recall and status call:
+        most entries are messages and cost one ``get`` and one comparison;
+        only memory records take a method call, and their memories are
+        checked inline (:func:`_parsed_memories`).
         """
         position = self.entry_count - 1
-        observations = self.observations
-        reflections = self.reflections
-        positions = self.positions
-        record_at = self.record_at
-        record_entry_ids = self.record_entry_ids
-        into: dict[str, Any]
-        checked: Any
         for entry in entries:
             position += 1
             try:
@@ -95,71 +89,47 @@ class ObservationalMemoryLedger:
                 if type(data) is not dict and not isinstance(data, Mapping):
                     continue
                 record_type = data.get("type")
-                if record_type == OBSERVATIONS_RECORDED:
-                    items, refs_key, into = data.get("observations"), "sourceEntryIds", observations
-                elif record_type == REFLECTIONS_RECORDED:
-                    items, refs_key, into = data.get("reflections"), "observationIds", reflections
+                if record_type == OBSERVATIONS_RECORDED or record_type == REFLECTIONS_RECORDED:
+                    self._record(entry, data, position, record_type == OBSERVATIONS_RECORDED)
                 elif record_type == OBSERVATIONS_DROPPED:
                     self._drop(entry, data, position)
-                    continue
-                else:
-                    continue
-                entry_id = entry.get("id")
-                if not isinstance(entry_id, str):
-                    continue
-                # All or nothing per record: a half-understood record is not memory.
-                if type(items) is not list:
-                    self.invalid_entry_ids.append(entry_id)
-                    continue
-                parsed: list[Any] = []
-                for item in items:
-                    # parse_observation / parse_reflection inlined for plain
-                    # dicts (what every store returns); other mappings take
-                    # the general path.
-                    if type(item) is dict:
-                        memory_id = item.get("id")
-                        refs = item.get(refs_key)
-                        if (
-                            type(memory_id) is not str
-                            or len(memory_id) != 12
-                            or memory_id.strip(_HEX_DIGITS)
-                            or type(item.get("content")) is not str
-                            or type(refs) is not list
-                        ):
-                            break
-                        for ref in refs:
-                            if type(ref) is not str:
-                                break
-                        else:
-                            parsed.append(item)
-                            continue
-                        break
-                    checked = (
-                        parse_observation(item) if into is observations else parse_reflection(item)
-                    )
-                    if checked is None:
-                        break
-                    parsed.append(checked)
-                else:
-                    for checked in parsed:
-                        memory_id = checked["id"]
-                        if memory_id not in into:
-                            into[memory_id] = checked
-                            positions[memory_id] = position
-                    record_at[position] = entry_id
-                    record_entry_ids.append(entry_id)
-                    marker = data.get("coversUpToId")
-                    if isinstance(marker, str) and marker:
-                        if into is observations:
-                            self.observed_up_to = marker
-                        else:
-                            self.reflected_up_to = marker
-                    continue
-                self.invalid_entry_ids.append(entry_id)
             elif kind == "compaction":
                 self._compaction(entry, position)
         self.entry_count = position + 1
         return self
+
+    def _record(
+        self, entry: Mapping[str, Any], data: Mapping[str, Any], position: int, observed: bool
+    ) -> None:
+        """An observations (``observed``) or reflections record: all its
+        memories, or none of them and the entry listed as invalid."""
+        entry_id = entry.get("id")
+        if not isinstance(entry_id, str):
+            return
+        into: dict[str, Any]
+        if observed:
+            items, refs_key, into = data.get("observations"), "sourceEntryIds", self.observations
+        else:
+            items, refs_key, into = data.get("reflections"), "observationIds", self.reflections
+        # All or nothing per record: a half-understood record is not memory.
+        parsed = _parsed_memories(items, refs_key, observed)
+        if parsed is None:
+            self.invalid_entry_ids.append(entry_id)
+            return
+        positions = self.positions
+        for checked in parsed:
+            memory_id = checked["id"]
+            if memory_id not in into:
+                into[memory_id] = checked
+                positions[memory_id] = position
+        self.record_at[position] = entry_id
+        self.record_entry_ids.append(entry_id)
+        marker = data.get("coversUpToId")
+        if isinstance(marker, str) and marker:
+            if observed:
+                self.observed_up_to = marker
+            else:
+                self.reflected_up_to = marker
 
     def _drop(self, entry: Mapping[str, Any], data: Mapping[str, Any], position: int) -> None:
         entry_id = entry.get("id")
@@ -240,6 +210,38 @@ class ObservationalMemoryLedger:
             "recordEntryIds": list(self.record_entry_ids),
             "invalidEntryIds": list(self.invalid_entry_ids),
         }
+
+
+def _parsed_memories(items: object, refs_key: str, observed: bool) -> list[Any] | None:
+    """Every memory of a record, or None when one of them is malformed."""
+    if type(items) is not list:
+        return None
+    parsed: list[Any] = []
+    checked: Any
+    for item in items:
+        # parse_observation / parse_reflection inlined for plain dicts (what
+        # every store returns); other mappings take the general path.
+        if type(item) is dict:
+            memory_id = item.get("id")
+            refs = item.get(refs_key)
+            if (
+                type(memory_id) is not str
+                or len(memory_id) != 12
+                or memory_id.strip(_HEX_DIGITS)
+                or type(item.get("content")) is not str
+                or type(refs) is not list
+            ):
+                return None
+            for ref in refs:
+                if type(ref) is not str:
+                    return None
+            parsed.append(item)
+            continue
+        checked = parse_observation(item) if observed else parse_reflection(item)
+        if checked is None:
+            return None
+        parsed.append(checked)
+    return parsed
 
 
 def _marker(data: Mapping[str, Any], previous: str | None) -> str | None:
