@@ -22,7 +22,6 @@ TAKES_SECRETS = {
     # NOT DONE (issue 25, item 6): provider adapters and the retry policy
     # still build their own redactor from a list (they are created before
     # the agent); moving them onto the agent's redactor is open.
-    "providers/openai_compatible.py:OpenAICompatibleProvider.__init__",
     "providers/openai_compatible.py:create_openai_compatible_provider",
     "providers/packages/base.py:create_preset_provider",
     "retry.py:DefaultRetryPolicy.__init__",
