@@ -19,14 +19,9 @@ TAKES_SECRETS = {
     "security/redaction.py:normalize_secrets",
     # A test helper that checks the given secrets never appear: it needs the values.
     "testing/provider_conformance.py:assert_no_secret_leak",
-    # NOT DONE (issue 25, item 6): provider adapters and the retry policy
-    # still build their own redactor from a list (they are created before
-    # the agent); moving them onto the agent's redactor is open.
-    "providers/openai_compatible.py:create_openai_compatible_provider",
-    "providers/packages/base.py:create_preset_provider",
-    "retry.py:DefaultRetryPolicy.__init__",
-    "retry.py:create_default_retry_policy",
-    # The native adapters' shared base (written beside the change above).
+    # The HTTP adapters' shared base: the keys the provider itself sends,
+    # known up front (``api_key``), masked from the first request; the
+    # agent's secrets arrive as its redactor. Factories take only a redactor.
     "providers/_http_stream.py:HttpStreamProvider.__init__",
 }
 
@@ -42,9 +37,6 @@ DEFAULTS_ITS_REDACTOR = {
     "inspect/export.py:render_report",
     "inspect/export.py:export_html",
     "inspect/server.py:serve_inspector",
-    "providers/anthropic.py:create_anthropic_provider",
-    "providers/openai_responses.py:create_openai_responses_provider",
-    "providers/packages/anthropic.py:create_anthropic_package_provider",
     "security/execution.py:create_execution_policy",
     "security/execution.py:authorize",
     "sandbox/coding.py:create_sandbox_coding_tools",

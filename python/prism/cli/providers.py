@@ -17,6 +17,7 @@ from typing import Any
 from prism.cli.echo import MOCK_DEFAULT_MODEL, create_echo_provider
 from prism.cli.options import CliOptions, UsageProblem
 from prism.contracts import ModelConfig
+from prism.security import NOOP_REDACTOR
 
 
 def _presets() -> Mapping[str, Any]:
@@ -77,7 +78,7 @@ def create_cli_provider(
     base_url = options.base_url or entry.get("baseUrl")
     if base_url is None and options.provider == "openai" and env.get("OPENAI_BASE_URL"):
         base_url = check_base_url(env["OPENAI_BASE_URL"], "OPENAI_BASE_URL")
-    provider = create_preset_provider(package, api_key, base_url=base_url)
+    provider = create_preset_provider(package, api_key, base_url=base_url, redactor=NOOP_REDACTOR)
     wanted = options.model or entry.get("model")
     model = package.model_or_custom(wanted) if wanted else package.model(None)
     # A placeholder key too short to redact (local servers take "x") is used

@@ -40,10 +40,10 @@ from prism.security.credentials import CredentialSource, as_credential_resolver
 from prism.security.limits import too_deep_path
 from prism.security.redaction import (
     SecretRedactor,
-    create_redactor,
     normalize_secrets,
     redact_then_clip,
     redactable_credentials,
+    require_redactor,
     with_secrets,
 )
 
@@ -308,17 +308,17 @@ class HttpStreamProvider:
         timeout: httpx.Timeout | float | None,
         name: str,
         default_options: Mapping[str, JsonValue] | None,
-        redactor: SecretRedactor | None,
+        redactor: SecretRedactor,
         credential_secrets: Sequence[str],
         models: Sequence[ModelConfig],
         clock: Callable[[], float],
         stall_timeout: float | None,
-        secrets: Sequence[str] = (),
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}")
         if not name:
             raise ConfigError("provider name must be non-empty")
+        require_redactor(redactor, owner=f"provider {name!r}")
         if http_client is not None and not _is_async_client(http_client):
             raise ConfigError("http_client must be an httpx.AsyncClient")
         self.name = name
@@ -336,13 +336,13 @@ class HttpStreamProvider:
         self._clock = clock
         self._origin = f"provider {name!r}"
         header_secrets = [v for k, v in self._headers.items() if k.lower() in _SECRET_HEADERS]
-        # Keys and tokens too short to redact (a local server's "x") are used
-        # but not redacted, with a one-time warning; explicit secrets= must
-        # be redactable. Built now, so a bad secret fails here, not mid-run.
+        # The keys this provider sends (known up front, or resolved per
+        # request below); one too short to redact (a local server's "x") is
+        # used but not redacted, with a one-time warning.
         keys = redactable_credentials([*credential_secrets, *header_secrets], origin=self._origin)
-        self._static_secrets = frozenset(normalize_secrets([*secrets, *keys]))
-        # The agent's redactor (never a raw secret list) runs before this
-        # provider's own one, which knows the keys it sends.
+        self._static_secrets = frozenset(normalize_secrets(keys))
+        # The agent's redactor (its secrets=) runs first, then one for the
+        # keys this provider sends, which the agent may never have seen.
         self._host_redactor = redactor
         self._redactors: dict[frozenset[str], SecretRedactor] = {}
         self._redactor(self._static_secrets)
@@ -385,10 +385,7 @@ class HttpStreamProvider:
             # Built once per secret set (token refreshes add a new set).
             if len(self._redactors) > 8:
                 self._redactors.clear()
-            if self._host_redactor is None:
-                redactor = create_redactor(secrets)
-            else:
-                redactor = with_secrets(self._host_redactor, secrets)
+            redactor = with_secrets(self._host_redactor, secrets)
             self._redactors[secrets] = redactor
         return redactor
 

@@ -367,7 +367,7 @@ def create_anthropic_provider(
     name: str = "anthropic",
     request_policy: AnthropicRequestPolicy | None = None,
     default_options: Mapping[str, JsonValue] | None = None,
-    redactor: SecretRedactor | None = None,
+    redactor: SecretRedactor,
     path: str = "/v1/messages",
     version: str = ANTHROPIC_VERSION,
     models: Sequence[ModelConfig] = (),

@@ -309,8 +309,7 @@ def create_openai_compatible_provider(
     request_policy: RequestPolicy | None = None,
     cache_policy: CachePolicy | None = None,
     default_options: Mapping[str, JsonValue] | None = None,
-    secrets: Sequence[str] = (),
-    credential_secrets: Sequence[str] = (),
+    redactor: SecretRedactor,
     path: str = "/chat/completions",
     auth_header: str = "Authorization",
     auth_scheme: str | None = "Bearer",
@@ -323,10 +322,12 @@ def create_openai_compatible_provider(
     Give either ``api_key`` (a value the host already holds) or ``credential``
     (a resolver or chain from :mod:`prism.security.credentials`, resolved on
     every request so OAuth tokens stay fresh); neither means no auth header
-    (local servers). ``secrets`` adds more strings to redact from errors (each
-    at least ``MIN_SECRET_LENGTH`` characters); ``credential_secrets`` are key
-    values known up front (a preset's), treated like ``api_key``: one shorter
-    than that is used but not redacted, with a one-time warning.
+    (local servers). ``redactor`` is the agent's
+    :class:`~prism.security.redaction.SecretRedactor` (required; pass
+    ``NOOP_REDACTOR`` when the provider's own keys are all there is to hide):
+    error texts go through it and then through the provider's own masking of
+    the keys it sends. A key shorter than ``MIN_SECRET_LENGTH`` is used but
+    not redacted, with a one-time warning.
     ``http_client`` is used as-is and never closed by the provider; without
     one, the provider owns a client that :meth:`~OpenAICompatibleProvider.aclose`
     closes. ``stall_timeout`` (seconds, ``None`` for none) ends a stream that
@@ -343,10 +344,9 @@ def create_openai_compatible_provider(
         request_policy=request_policy or RequestPolicy(),
         cache_policy=cache_policy or CachePolicy(),
         default_options=default_options,
-        redactor=None,
-        secrets=secrets,
+        redactor=redactor,
         # A known key is redacted from the start (and validated now).
-        credential_secrets=(*credential_secrets, *((api_key,) if api_key is not None else ())),
+        credential_secrets=(api_key,) if api_key is not None else (),
         path=path,
         auth_header=auth_header,
         auth_scheme=auth_scheme,

@@ -266,7 +266,7 @@ def create_openai_responses_provider(
     name: str = "openai-responses",
     request_policy: ResponsesRequestPolicy | None = None,
     default_options: Mapping[str, JsonValue] | None = None,
-    redactor: SecretRedactor | None = None,
+    redactor: SecretRedactor,
     path: str = "/responses",
     models: Sequence[ModelConfig] = (),
     clock: Callable[[], float] = time.time,

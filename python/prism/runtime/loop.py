@@ -166,9 +166,7 @@ async def _provider_turn(
         )
         if outcome.error is None:
             return outcome
-        info: ErrorInfo = outcome.error
-        if options is not None:
-            info = redact_error_info(info, options.redactor)
+        info: ErrorInfo = redact_error_info(outcome.error, settings.config.redactor)
         if policy is None or options is None or outcome.output_started:
             raise ProviderError(info)
         ctx = RetryContext(

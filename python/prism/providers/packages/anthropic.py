@@ -72,7 +72,7 @@ def create_anthropic_package_provider(
     timeout: httpx.Timeout | float | None = None,
     request_policy: AnthropicRequestPolicy | None = None,
     default_options: Mapping[str, JsonValue] | None = None,
-    redactor: SecretRedactor | None = None,
+    redactor: SecretRedactor,
     **kwargs: Any,
 ) -> AnthropicProvider:
     """The Anthropic provider with this package's models. The credential is

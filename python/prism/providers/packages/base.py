@@ -4,6 +4,7 @@ imports the preset it uses, or looks it up in ``PROVIDER_PRESETS`` by name."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -14,9 +15,9 @@ from prism.providers.openai_compatible import (
     CachePolicy,
     OpenAICompatibleProvider,
     RequestPolicy,
-    create_openai_compatible_provider,
 )
 from prism.security.credentials import CredentialResolver, CredentialSource, env_credential
+from prism.security.redaction import SecretRedactor
 
 if TYPE_CHECKING:
     import httpx
@@ -180,19 +181,20 @@ def create_preset_provider(
     request_policy: RequestPolicy | None = None,
     cache_policy: CachePolicy | None = None,
     default_options: Mapping[str, JsonValue] | None = None,
-    secrets: Sequence[str] = (),
+    redactor: SecretRedactor,
     clock: Callable[[], float] | None = None,
 ) -> OpenAICompatibleProvider:
     """Build ``package``'s provider. The credential is looked up in this order:
     ``api_key``, ``credential``, then ``env`` (a mapping the host passes, e.g.
-    ``os.environ``) under the package's ``auth.env_vars``."""
+    ``os.environ``) under the package's ``auth.env_vars``. ``redactor`` is
+    the agent's (required; see ``create_openai_compatible_provider``)."""
     chain = credential_chain(
         package.name, api_key, credential, env, package.auth.env_vars, package.auth.required
     )
     merged_headers = {**package.headers, **(headers or {})}
-    extra: dict[str, Any] = {} if clock is None else {"clock": clock}
-    return create_openai_compatible_provider(
+    return OpenAICompatibleProvider(
         base_url=base_url or package.base_url,
+        path="/chat/completions",
         credential=chain or None,
         http_client=http_client,
         headers=merged_headers,
@@ -201,14 +203,15 @@ def create_preset_provider(
         request_policy=request_policy or package.request_policy,
         cache_policy=cache_policy or package.cache_policy,
         default_options=default_options,
-        secrets=secrets,
+        redactor=redactor,
+        # A known key is redacted from the start (and validated now).
         credential_secrets=(api_key,) if api_key is not None else (),
         auth_header=package.auth.header,
         auth_scheme=package.auth.scheme,
         models=package.models
         if name is None
         else tuple({**m, "provider": name} for m in package.models),
-        **extra,
+        clock=clock or time.time,
     )
 
 
