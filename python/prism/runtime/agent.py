@@ -25,6 +25,8 @@ from prism.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from prism.attention.calibration import TokenCalibration
+
 
 class Agent:
     """Holds an :class:`AgentConfig`; sessions share it (and nothing else).
@@ -181,6 +183,7 @@ def create_agent(
     providers: ProviderRegistry | None = None,
     durable: bool = False,
     persist_session_state: bool = False,
+    token_calibration: TokenCalibration | None = None,
 ) -> Agent:
     """Validate the configuration once (``ConfigError`` names the bad option)
     and return an :class:`Agent`. See docs/runtime.md for each option."""
@@ -208,5 +211,6 @@ def create_agent(
             providers=providers,
             durable=durable,
             persist_session_state=persist_session_state,
+            token_calibration=token_calibration,
         )
     )

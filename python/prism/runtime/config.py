@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
+from prism.attention.calibration import TokenCalibration
 from prism.compaction import CompactionOptions
 from prism.contracts import ModelConfig
 from prism.errors import ConfigError, UnknownNameError
@@ -81,6 +82,7 @@ class AgentConfig:
     providers: ProviderRegistry | None = None
     durable: bool = False
     persist_session_state: bool = False
+    token_calibration: TokenCalibration | None = None
 
     def provider_for(self, model: Mapping[str, Any]) -> AIProvider:
         """The provider a turn on ``model`` talks to: the registered provider
@@ -138,6 +140,7 @@ class AgentConfig:
         providers: ProviderRegistry | None = None,
         durable: bool = False,
         persist_session_state: bool = False,
+        token_calibration: TokenCalibration | None = None,
     ) -> AgentConfig:
         checked_model = validate_model(model)
         generate = getattr(provider, "generate", None)
@@ -188,7 +191,17 @@ class AgentConfig:
             providers=providers,
             durable=_check_bool(durable, "durable"),
             persist_session_state=_check_bool(persist_session_state, "persist_session_state"),
+            token_calibration=_check_calibration(token_calibration),
         )
+
+
+def _check_calibration(value: object) -> TokenCalibration | None:
+    if value is not None and not isinstance(value, TokenCalibration):
+        raise ConfigError(
+            "token_calibration must be a prism.attention.TokenCalibration, got "
+            f"{type(value).__name__}"
+        )
+    return value
 
 
 def _check_builders(input_builder: object, prompt_builder: object, attention: object) -> None:
