@@ -25,6 +25,7 @@ import httpx
 from prism.providers.anthropic import create_anthropic_provider
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.providers.openai_responses import create_openai_responses_provider
+from prism.security import NOOP_REDACTOR
 
 KEY = "sk-bench-not-a-real-key-0001"
 REQUEST: dict[str, Any] = {
@@ -160,13 +161,22 @@ def providers(pieces: list[str]) -> dict[str, Callable[[], Any]]:
 
     return {
         "openai_compatible": lambda: create_openai_compatible_provider(
-            base_url="https://x.invalid/v1", api_key=KEY, http_client=client(chat_body(pieces))
+            base_url="https://x.invalid/v1",
+            api_key=KEY,
+            http_client=client(chat_body(pieces)),
+            redactor=NOOP_REDACTOR,
         ),
         "anthropic": lambda: create_anthropic_provider(
-            base_url="https://x.invalid", api_key=KEY, http_client=client(anthropic_body(pieces))
+            base_url="https://x.invalid",
+            api_key=KEY,
+            http_client=client(anthropic_body(pieces)),
+            redactor=NOOP_REDACTOR,
         ),
         "openai_responses": lambda: create_openai_responses_provider(
-            base_url="https://x.invalid/v1", api_key=KEY, http_client=client(responses_body(pieces))
+            base_url="https://x.invalid/v1",
+            api_key=KEY,
+            http_client=client(responses_body(pieces)),
+            redactor=NOOP_REDACTOR,
         ),
     }
 

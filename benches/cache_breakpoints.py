@@ -32,6 +32,7 @@ from benches.attention.fixtures import TOOLS, Fixture, coding_turns
 
 from prism.providers.anthropic import AnthropicRequestPolicy, create_anthropic_provider
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 from prism.testing.cache_simulator import CacheSimulator, SimulatedRequest
 from prism.tools import define_tool
 
@@ -102,6 +103,7 @@ async def run_policy(fixture: Fixture, mode: Any, seed: int) -> dict[str, Any]:
             base_url=sim.url,
             api_key="sk-bench-not-a-real-key-0001",
             request_policy=AnthropicRequestPolicy(cache_breakpoints=mode),
+            redactor=NOOP_REDACTOR,
         )
         agent = create_agent(
             model=MODEL,

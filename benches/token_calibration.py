@@ -182,6 +182,27 @@ def split_cost(reqs: list[dict[str, Any]]) -> float:
     return (time.perf_counter() - started) / len(reqs) * 1e6
 
 
+def cost_ratio(reqs: list[dict[str, Any]], repeats: int = 9) -> dict[str, Any]:
+    """The calibration's cost per turn (estimate + observe) against an empty
+    Python call measured alternately in the same run: a ratio that holds on
+    a loaded machine, and its equivalent on a quiet core (0.05 us a call)."""
+    splits = [split_request_tokens(r) for r in reqs]
+    reported = [round(s.total * 1.1) for s in splits]
+    ratios, micros, calls = [], [], []
+    for _ in range(repeats):
+        turn, call = calibration_cost(splits, reported, rounds=50), call_cost(50_000)
+        micros.append(turn)
+        calls.append(call)
+        ratios.append(turn / call)
+    middle = sorted(ratios)[len(ratios) // 2]
+    return {
+        "calibrationMicrosPerTurn": [round(m, 2) for m in micros],
+        "emptyCallMicros": [round(c, 3) for c in calls],
+        "callsPerTurn": [round(r, 1) for r in ratios],
+        "quietCoreMicrosPerTurnMedian": round(middle * 0.05, 2),
+    }
+
+
 def size_and_speed(texts: list[str]) -> dict[str, Any]:
     def sizes(path: Path) -> tuple[int, int]:
         raw = path.read_bytes()
@@ -214,7 +235,16 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=60)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--cost-only",
+        action="store_true",
+        help="only the calibration's cost per turn, as a ratio to an empty call "
+        "(no exact-count binary needed)",
+    )
     args = parser.parse_args()
+    if args.cost_only:
+        print(json.dumps(cost_ratio(requests(args.runs, args.seed)), indent=2))
+        return
     if not BINARY.exists() or not EMPTY.exists():
         build_binaries()
     reqs = requests(args.runs, args.seed)

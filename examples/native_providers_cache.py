@@ -17,6 +17,7 @@ from prism.middleware import create_middleware_registry
 from prism.providers import AnthropicRequestPolicy, create_anthropic_provider
 from prism.providers.packages import anthropic_model
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 from prism.testing import CacheSimulator
 
 SYSTEM = "You are a careful coding agent. " * 300  # long enough to cache (>= 1024 tokens)
@@ -40,6 +41,7 @@ async def main() -> None:
                 base_url=simulator.url,
                 api_key="sk-example-not-a-real-key",
                 request_policy=AnthropicRequestPolicy(cache_breakpoints=mode),
+                redactor=NOOP_REDACTOR,
             )
             agent = create_agent(
                 model=anthropic_model("claude-sonnet-4-5"),

@@ -15,7 +15,7 @@ import anyio
 import httpx
 
 from prism.providers.packages import OPENAI_PACKAGE, create_openai_provider, estimate_cost
-from prism.security import create_credential_chain, env_credential
+from prism.security import NOOP_REDACTOR, create_credential_chain, env_credential
 
 FAKE_KEY = "sk-example-not-a-real-key-1234"
 
@@ -68,6 +68,7 @@ async def main() -> None:
     provider = create_openai_provider(
         credential=create_credential_chain(env_credential(host_env, "OPENAI_API_KEY")),
         http_client=httpx.AsyncClient(transport=httpx.MockTransport(fake_server)),
+        redactor=NOOP_REDACTOR,
     )
     request = {
         "model": OPENAI_PACKAGE.model("gpt-4.1-mini"),

@@ -18,6 +18,7 @@ from prism import create_mock_provider
 from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 
 
 class Weather(BaseModel):
@@ -46,7 +47,7 @@ async def main() -> None:
         ['{"city": "Oslo", "celsius": 451}', '{"city": "Oslo", "celsius": 4.5}'], bodies
     )
     provider = create_openai_compatible_provider(
-        base_url="http://localhost:8000/v1", http_client=server
+        base_url="http://localhost:8000/v1", http_client=server, redactor=NOOP_REDACTOR
     )
     agent = create_agent(
         model={"provider": "openai-compatible", "model": "local"}, provider=provider

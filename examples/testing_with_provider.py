@@ -13,6 +13,7 @@ from prism import create_mock_provider, tool
 from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.runtime import Agent, create_agent
+from prism.security import NOOP_REDACTOR
 
 
 @tool
@@ -23,7 +24,9 @@ def forecast(city: str) -> dict[str, object]:
 
 def build_agent() -> Agent:
     # Production talks to a local OpenAI-compatible server (no connection is opened here).
-    provider = create_openai_compatible_provider(base_url="http://localhost:8000/v1")
+    provider = create_openai_compatible_provider(
+        base_url="http://localhost:8000/v1", redactor=NOOP_REDACTOR
+    )
     return create_agent(
         model={"provider": "openai-compatible", "model": "local"},
         provider=provider,

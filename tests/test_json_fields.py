@@ -20,11 +20,11 @@ def test_camel_case() -> None:
 
 
 # The wire keys each class accepted from its old hand-written table, less
-# the compaction options' "secrets": compaction masks with the agent's one
-# redactor (CompactionContext.redactor) and keeps no secret list of its own.
+# "secrets" of the compaction and retry options: both mask with the agent's
+# one redactor and keep no secret list of their own.
 WIRE_KEYS = {
     RetryOptions: [
-        "maxAttempts", "baseDelayMs", "maxDelayMs", "jitter", "seed", "secrets", "metadata",
+        "maxAttempts", "baseDelayMs", "maxDelayMs", "jitter", "seed", "metadata",
     ],
     CompactionOptions: [
         "strategy", "thresholdEntries", "trigger", "keepRecentEntries", "maxSummaryChars",
@@ -64,10 +64,10 @@ def test_snake_case_reaches_fields_json_cannot_carry_for_python_callers() -> Non
 
 
 def test_field_metadata_coerces_json_values() -> None:
-    options = RetryOptions.from_json({"secrets": ["sk-secret-value"], "maxAttempts": 2})
-    assert options.secrets == ("sk-secret-value",) and options.max_attempts == 2
-    with pytest.raises(ConfigError, match="retry option 'secrets' must be a list of strings"):
-        RetryOptions.from_json({"secrets": "sk-secret-value"})
+    assert RetryOptions.from_json({"maxAttempts": 2}).max_attempts == 2
+    # Retry keeps no secrets: the agent's redactor masks its errors.
+    with pytest.raises(ConfigError, match=r"'secrets': .*create_agent\(secrets="):
+        RetryOptions.from_json({"secrets": ["sk-secret-value"], "maxAttempts": 2})
 
     def should_compact(_context: object) -> bool:
         return False

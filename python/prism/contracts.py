@@ -274,6 +274,7 @@ AgentEventType = Literal[
     "compaction_started",
     "compaction_finished",
     "attention_compiled",
+    "tokens_calibrated",
     "model_changed",
     "extension_error",
     "checkpoint_warning",
@@ -381,6 +382,23 @@ class AttentionCompiledEvent(_AgentEventBase):
     truncated: bool
     tokenScale: NotRequired[float]
     """Present when a calibrated session's gate divided its cap by it."""
+
+
+class TokensCalibratedEvent(_AgentEventBase):
+    """An agent with ``token_calibration`` learned from a turn's billed input
+    (docs/attention.md). Counts only, never text."""
+
+    type: Literal["tokens_calibrated"]
+    model: str
+    """``"provider/model"``: what the calibration learns under."""
+    turns: int
+    ratios: dict[str, float]
+    """Billed tokens per estimated token by content kind: prose, code, tool."""
+    scale: float
+    """Billed per estimated tokens for this turn's mix: what the next budget
+    decisions multiply their estimates by."""
+    estimatedTokens: int
+    reportedTokens: int
 
 
 class ModelChangedEvent(_AgentEventBase):
@@ -545,6 +563,7 @@ AgentEvent: TypeAlias = (
     | CompactionStartedEvent
     | CompactionFinishedEvent
     | AttentionCompiledEvent
+    | TokensCalibratedEvent
     | ModelChangedEvent
     | ExtensionErrorEvent
     | CheckpointWarningEvent

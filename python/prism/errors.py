@@ -44,8 +44,7 @@ extra bases, kept so ``except ValueError`` and friends still work::
      ├── NestingTooDeepError (ValueError)   outside data nested deeper than Prism carries
      ├── LlmCompactionError                 (prism.compaction.llm) a model-written summary failed
      ├── RequestSerializationError (ValueError)
-     │                                      (prism.providers) a request an adapter cannot send
-     ├── BodyError (ValueError)             (prism.providers) a message a native adapter's API cannot carry
+     │                                      (prism.providers) a request an adapter cannot send (every HTTP adapter)
      ├── InspectError                       (prism.inspect) the inspector cannot open what it was pointed at
      ├── EvalError                          (prism.evals) an eval suite could not load, run or report
      │    ├── DatasetError (ValueError)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import random
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -21,7 +21,6 @@ import anyio
 from prism._json_fields import NOT_JSON, json_keys, read_json_fields
 from prism.contracts import ErrorInfo
 from prism.errors import ConfigError
-from prism.security.redaction import SecretRedactor, create_redactor
 
 TRANSIENT_CODES: Final[frozenset[str]] = frozenset(
     {
@@ -149,7 +148,6 @@ class DefaultRetryPolicy:
         max_attempts: int = 3,
         base_delay_ms: int = 100,
         max_delay_ms: int = DEFAULT_MAX_DELAY_MS,
-        secrets: Iterable[str] = (),
         *,
         jitter: bool = True,
         seed: int | None = None,
@@ -157,7 +155,6 @@ class DefaultRetryPolicy:
         self.max_attempts = _non_negative_int("max_attempts", max_attempts, 1)
         self.base_delay_ms = _non_negative_int("base_delay_ms", base_delay_ms)
         self.max_delay_ms = _non_negative_int("max_delay_ms", max_delay_ms)
-        self.secrets = tuple(secrets)
         if not isinstance(jitter, bool):
             raise ConfigError(f"jitter must be a bool, got {jitter!r}")
         self.jitter = jitter
@@ -197,26 +194,19 @@ def create_default_retry_policy(
     max_attempts: int = 3,
     base_delay_ms: int = 100,
     max_delay_ms: int = DEFAULT_MAX_DELAY_MS,
-    secrets: Iterable[str] = (),
     *,
     jitter: bool = True,
     seed: int | None = None,
 ) -> DefaultRetryPolicy:
-    return DefaultRetryPolicy(
-        max_attempts, base_delay_ms, max_delay_ms, secrets, jitter=jitter, seed=seed
-    )
-
-
-def _secrets_from_json(value: object) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, list | tuple):
-        raise ConfigError("retry option 'secrets' must be a list of strings")
-    return tuple(value)
+    return DefaultRetryPolicy(max_attempts, base_delay_ms, max_delay_ms, jitter=jitter, seed=seed)
 
 
 @dataclass(frozen=True, slots=True)
 class RetryOptions:
     """Retry config for an agent or a run. ``policy`` replaces the default
-    policy entirely; the numeric fields configure the default one."""
+    policy entirely; the numeric fields configure the default one. Error
+    texts are masked with the agent's redactor (its ``secrets=``): retry
+    keeps no secrets of its own."""
 
     policy: RetryPolicy | None = field(default=None, metadata=NOT_JSON)
     max_attempts: int = 3
@@ -224,10 +214,7 @@ class RetryOptions:
     max_delay_ms: int = DEFAULT_MAX_DELAY_MS
     jitter: bool = True
     seed: int | None = None
-    secrets: tuple[str, ...] = field(default=(), metadata={"from_json": _secrets_from_json})
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    # Built once from ``secrets`` (never per retry); masks retry error infos.
-    redactor: SecretRedactor = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.policy is not None and not callable(getattr(self.policy, "decide", None)):
@@ -241,13 +228,6 @@ class RetryOptions:
             not isinstance(self.seed, int) or isinstance(self.seed, bool)
         ):
             raise ConfigError(f"retry seed must be an int, got {self.seed!r}")
-        if isinstance(self.secrets, str):
-            raise ConfigError("secrets must be a collection of strings, not a single string")
-        secrets = tuple(self.secrets)
-        if not all(isinstance(secret, str) for secret in secrets):
-            raise ConfigError("secrets must all be strings")
-        object.__setattr__(self, "secrets", secrets)
-        object.__setattr__(self, "redactor", create_redactor(secrets))
         if not isinstance(self.metadata, Mapping):
             raise ConfigError("retry metadata must be a mapping")
 
@@ -257,6 +237,11 @@ class RetryOptions:
         come from JSON; unknown keys are rejected so typos do not go silent."""
         if not isinstance(data, Mapping):
             raise ConfigError(f"retry options must be an object, got {type(data).__name__}")
+        if "secrets" in data:
+            raise ConfigError(
+                "unknown retry option 'secrets': secrets are configured once, on the agent "
+                "(create_agent(secrets=...)), whose redactor masks retry errors"
+            )
         keys = json_keys(cls)
         unknown = sorted(map(str, set(data) - set(keys)))
         if unknown:
@@ -270,7 +255,6 @@ class RetryOptions:
             self.max_attempts,
             self.base_delay_ms,
             self.max_delay_ms,
-            self.secrets,
             jitter=self.jitter,
             seed=self.seed,
         )

@@ -18,6 +18,7 @@ from prism.providers.openai_compatible import (
 from prism.retry import RetryOptions
 from prism.runtime import create_agent
 from prism.runtime.result import RunResult
+from prism.security import NOOP_REDACTOR
 from prism.tools import define_tool
 
 MODEL = {"provider": "openai-compatible", "model": "gpt-4o"}
@@ -76,6 +77,7 @@ def make_provider(server: ServerProcess, *, require_done: bool = True) -> OpenAI
         api_key=KEY,
         timeout=httpx.Timeout(10.0, read=READ_TIMEOUT_S),
         request_policy=RequestPolicy(require_done=require_done),
+        redactor=NOOP_REDACTOR,
     )
 
 

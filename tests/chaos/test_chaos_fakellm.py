@@ -16,6 +16,7 @@ from tests.chaos.servers import ServerProcess
 
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 from prism.tools import define_tool
 
 MODEL = {"provider": "openai-compatible", "model": "gpt-4o-mini"}
@@ -37,7 +38,7 @@ def _request(text: str, *, tools: bool = False) -> dict[str, Any]:
 
 async def _events(server: ServerProcess, request: dict[str, Any]) -> list[dict[str, Any]]:
     async with create_openai_compatible_provider(
-        base_url=server.url + "/v1", api_key=KEY
+        base_url=server.url + "/v1", api_key=KEY, redactor=NOOP_REDACTOR
     ) as provider:
         return [dict(event) async for event in provider.generate(request)]  # type: ignore[arg-type]
 
@@ -90,7 +91,9 @@ async def test_agent_session_runs_both_tools_and_answers(fakellm_process: Server
         executed.append(("get_time", args))
         return "14:00"
 
-    provider = create_openai_compatible_provider(base_url=fakellm_process.url + "/v1", api_key=KEY)
+    provider = create_openai_compatible_provider(
+        base_url=fakellm_process.url + "/v1", api_key=KEY, redactor=NOOP_REDACTOR
+    )
     agent = create_agent(
         model=MODEL,
         provider=provider,

@@ -20,6 +20,7 @@ from prism.providers.anthropic import create_anthropic_provider
 from prism.providers.openai_responses import create_openai_responses_provider
 from prism.retry import RetryOptions
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 from prism.testing import assert_provider_stream_conforms
 
 READ_TIMEOUT_S = 0.5
@@ -49,10 +50,10 @@ def make(kind: str, server: ServerProcess) -> Any:
     timeout = httpx.Timeout(10.0, read=READ_TIMEOUT_S)
     if kind == "anthropic":
         return create_anthropic_provider(
-            base_url=server.url + "/anthropic", api_key=KEY, timeout=timeout
+            base_url=server.url + "/anthropic", api_key=KEY, timeout=timeout, redactor=NOOP_REDACTOR
         )
     return create_openai_responses_provider(
-        base_url=server.url + "/v1", api_key=KEY, timeout=timeout
+        base_url=server.url + "/v1", api_key=KEY, timeout=timeout, redactor=NOOP_REDACTOR
     )
 
 

@@ -10,7 +10,7 @@ import pytest
 from tests.compaction.llm_support import SECRET, Branch
 
 from prism.compaction.llm import create_llm_compaction_strategy
-from prism.security import create_redactor
+from prism.security import NOOP_REDACTOR, create_redactor
 
 LIVE = os.environ.get("PRISM_LIVE_TESTS") == "1"
 
@@ -48,7 +48,7 @@ async def test_a_real_model_writes_the_summary(name: str) -> None:
     b.assistant("Fixed the separator in src/parser.py.")
     b.user("Now run the tests.")
     b.assistant("All 12 tests pass.")
-    provider = package.create(env=env)
+    provider = package.create(env=env, redactor=NOOP_REDACTOR)
     try:
         strategy = create_llm_compaction_strategy(
             provider=provider, model=model, keep_recent_tokens=10, max_summary_tokens=600

@@ -10,6 +10,7 @@ import httpx
 from providers_real_support import CANARY_KEY
 
 from prism.providers.anthropic import AnthropicProvider, create_anthropic_provider
+from prism.security import NOOP_REDACTOR
 
 BASE = "https://anthropic.example.invalid"
 
@@ -80,6 +81,7 @@ def make_anthropic(
 ) -> AnthropicProvider:
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
     kwargs.setdefault("api_key", CANARY_KEY)
+    kwargs.setdefault("redactor", NOOP_REDACTOR)
     return create_anthropic_provider(base_url=BASE, http_client=client, **kwargs)
 
 

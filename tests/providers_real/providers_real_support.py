@@ -13,6 +13,7 @@ from prism.providers.openai_compatible import (
     OpenAICompatibleProvider,
     create_openai_compatible_provider,
 )
+from prism.security import NOOP_REDACTOR
 
 CANARY_KEY = "sk-canary-7f3a9c2e5b1d4f6a8c0e"
 BASE_URL = "https://llm.example.invalid/v1"
@@ -126,6 +127,7 @@ def make_provider(
 ) -> OpenAICompatibleProvider:
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
     kwargs.setdefault("api_key", CANARY_KEY)
+    kwargs.setdefault("redactor", NOOP_REDACTOR)
     return create_openai_compatible_provider(base_url=BASE_URL, http_client=client, **kwargs)
 
 

@@ -28,6 +28,7 @@ from providers_real_support import CANARY_KEY, ByteStream, Recorder, split_every
 from prism.providers._anthropic_request import ENVELOPE_PREFIX, AnthropicRequestPolicy
 from prism.providers.anthropic import map_anthropic_usage
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 from prism.testing import (
     assert_abort_is_observed,
     assert_no_secret_leak,
@@ -443,8 +444,10 @@ def test_package_lists_models_with_cache_prices() -> None:
         "model": "claude-9",
     }
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
-        create_anthropic_package_provider()
-    provider = create_anthropic_package_provider(env={"ANTHROPIC_API_KEY": CANARY_KEY})
+        create_anthropic_package_provider(redactor=NOOP_REDACTOR)
+    provider = create_anthropic_package_provider(
+        env={"ANTHROPIC_API_KEY": CANARY_KEY}, redactor=NOOP_REDACTOR
+    )
     assert isinstance(provider, AnthropicProvider)
     assert provider.url == "https://api.anthropic.com/v1/messages"
 

@@ -15,6 +15,7 @@ from prism.providers._anthropic_request import (
 )
 from prism.providers.anthropic import create_anthropic_provider
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 from prism.testing import CacheSimulator
 from prism.tools import define_tool
 
@@ -142,7 +143,9 @@ def test_simulator_reads_prefix_respects_minimum_and_ttl() -> None:
 async def test_simulator_over_http_with_the_adapter_reports_cache_usage() -> None:
     responses = iter([[{"type": "text", "text": "one"}], [{"type": "text", "text": "two"}]])
     with CacheSimulator(responder=lambda body: next(responses)) as sim:
-        provider = create_anthropic_provider(base_url=sim.url, api_key="sk-sim-not-a-real-key-0001")
+        provider = create_anthropic_provider(
+            base_url=sim.url, api_key="sk-sim-not-a-real-key-0001", redactor=NOOP_REDACTOR
+        )
         agent = create_agent(model=MODEL, provider=provider, system="S" * 8000)
         session = agent.create_session()
         await session.run("hello")
@@ -173,7 +176,10 @@ async def test_gate_session_writes_no_more_than_trips_plus_one() -> None:
     trips: list[dict[str, Any]] = []
     with CacheSimulator(responder=responder) as sim:
         provider = create_anthropic_provider(
-            base_url=sim.url, api_key="sk-sim-not-a-real-key-0001", timeout=httpx.Timeout(30.0)
+            base_url=sim.url,
+            api_key="sk-sim-not-a-real-key-0001",
+            timeout=httpx.Timeout(30.0),
+            redactor=NOOP_REDACTOR,
         )
         agent = create_agent(
             model=model,

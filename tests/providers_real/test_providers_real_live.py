@@ -10,6 +10,7 @@ import os
 import pytest
 
 from prism.providers.packages import PROVIDER_PRESETS
+from prism.security import NOOP_REDACTOR
 from prism.testing import assert_no_secret_leak, assert_provider_stream_conforms
 
 LIVE = os.environ.get("PRISM_LIVE_TESTS") == "1"
@@ -28,7 +29,7 @@ async def test_live_preset_streams_a_short_answer(name: str) -> None:
     keys = [env[v] for v in package.auth.env_vars if env.get(v)]
     if not keys:
         pytest.skip(f"{name}: set {' or '.join(package.auth.env_vars)} to run")
-    provider = package.create(env=env)
+    provider = package.create(env=env, redactor=NOOP_REDACTOR)
     model_var = "PRISM_LIVE_MODEL_" + name.upper().replace("-", "_")
     model = package.model_or_custom(env.get(model_var) or package.default_model)
     try:

@@ -11,6 +11,7 @@ from providers_real_support import CANARY_KEY, collect, make_provider, simple_re
 
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.retry import is_transient_error_info
+from prism.security import NOOP_REDACTOR
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +26,9 @@ def _closed_port() -> int:
 async def test_refused_connection_is_econnrefused_with_method_and_url() -> None:
     port = _closed_port()
     provider = create_openai_compatible_provider(
-        base_url=f"http://user:{CANARY_KEY}@127.0.0.1:{port}/v1", api_key=CANARY_KEY
+        base_url=f"http://user:{CANARY_KEY}@127.0.0.1:{port}/v1",
+        api_key=CANARY_KEY,
+        redactor=NOOP_REDACTOR,
     )
     try:
         events = await collect(provider, simple_request())

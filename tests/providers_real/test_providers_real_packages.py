@@ -24,6 +24,7 @@ from prism.providers.packages import (
     get_provider_preset,
     with_overrides,
 )
+from prism.security import NOOP_REDACTOR
 
 pytestmark = pytest.mark.anyio
 
@@ -102,7 +103,7 @@ async def test_each_preset_reads_its_key_from_the_env_mapping_and_posts_to_its_u
     package = PROVIDER_PRESETS[name]
     recorder = Recorder(lambda: sse_response(OK))
     env = {package.auth.env_vars[0]: f"sk-{name}-canary"}
-    provider = FACTORIES[name](env=env, http_client=_client(recorder))
+    provider = FACTORIES[name](env=env, http_client=_client(recorder), redactor=NOOP_REDACTOR)
     assert provider.name == name
     assert provider.models == package.models
     events = await collect(
@@ -123,12 +124,12 @@ async def test_each_preset_reads_its_key_from_the_env_mapping_and_posts_to_its_u
 def test_a_preset_without_any_credential_source_says_what_to_pass(name: str) -> None:
     env_var = PROVIDER_PRESETS[name].auth.env_vars[0]
     with pytest.raises(ConfigError, match=f"{name} needs a credential: .*{env_var}"):
-        FACTORIES[name]()
+        FACTORIES[name](redactor=NOOP_REDACTOR)
 
 
 async def test_missing_env_var_is_a_credential_error_event_naming_it() -> None:
     recorder = Recorder(lambda: sse_response(OK))
-    provider = create_openai_provider(env={}, http_client=_client(recorder))
+    provider = create_openai_provider(env={}, http_client=_client(recorder), redactor=NOOP_REDACTOR)
     events = await collect(provider, _thinking_request("openai", "gpt-4.1-mini"))
     assert recorder.requests == []
     assert events == [
@@ -145,11 +146,16 @@ async def test_missing_env_var_is_a_credential_error_event_naming_it() -> None:
 
 async def test_kimi_falls_back_to_its_second_env_name_and_explicit_key_wins() -> None:
     recorder = Recorder(lambda: sse_response(OK))
-    provider = create_kimi_provider(env={"KIMI_API_KEY": "sk-kimi"}, http_client=_client(recorder))
+    provider = create_kimi_provider(
+        env={"KIMI_API_KEY": "sk-kimi"}, http_client=_client(recorder), redactor=NOOP_REDACTOR
+    )
     await collect(provider, _thinking_request("kimi", "kimi-k2-0905-preview"))
     assert recorder.requests[0].headers["authorization"] == "Bearer sk-kimi"
     provider = create_kimi_provider(
-        "sk-explicit", env={"MOONSHOT_API_KEY": "sk-env"}, http_client=_client(recorder)
+        "sk-explicit",
+        env={"MOONSHOT_API_KEY": "sk-env"},
+        http_client=_client(recorder),
+        redactor=NOOP_REDACTOR,
     )
     await collect(provider, _thinking_request("kimi", "kimi-k2-0905-preview"))
     assert recorder.requests[1].headers["authorization"] == "Bearer sk-explicit"
@@ -167,7 +173,7 @@ async def test_kimi_falls_back_to_its_second_env_name_and_explicit_key_wins() ->
 )
 async def test_presets_that_take_reasoning_back_send_thinking(name: str, field: str) -> None:
     recorder = Recorder(lambda: sse_response(OK))
-    provider = FACTORIES[name]("sk-x", http_client=_client(recorder))
+    provider = FACTORIES[name]("sk-x", http_client=_client(recorder), redactor=NOOP_REDACTOR)
     await collect(provider, _thinking_request(name, PROVIDER_PRESETS[name].default_model))
     assert recorder.bodies[0]["messages"][1][field] == "pondering"
 
@@ -175,7 +181,7 @@ async def test_presets_that_take_reasoning_back_send_thinking(name: str, field: 
 @pytest.mark.parametrize("name", ["openai", "openrouter"])
 async def test_presets_that_take_no_reasoning_omit_thinking_on_purpose(name: str) -> None:
     recorder = Recorder(lambda: sse_response(OK))
-    provider = FACTORIES[name]("sk-x", http_client=_client(recorder))
+    provider = FACTORIES[name]("sk-x", http_client=_client(recorder), redactor=NOOP_REDACTOR)
     await collect(provider, _thinking_request(name, PROVIDER_PRESETS[name].default_model))
     assistant = recorder.bodies[0]["messages"][1]
     assert assistant == {"role": "assistant", "content": "a"}
@@ -183,7 +189,7 @@ async def test_presets_that_take_no_reasoning_omit_thinking_on_purpose(name: str
 
 async def test_openai_uses_max_completion_tokens_and_session_cache_key() -> None:
     recorder = Recorder(lambda: sse_response(OK))
-    provider = create_openai_provider("sk-x", http_client=_client(recorder))
+    provider = create_openai_provider("sk-x", http_client=_client(recorder), redactor=NOOP_REDACTOR)
     request = _thinking_request("openai", "gpt-4.1-mini")
     request["options"] = {"maxTokens": 100}
     request["metadata"] = {"sessionId": "s-1"}
@@ -196,7 +202,11 @@ async def test_openai_uses_max_completion_tokens_and_session_cache_key() -> None
 async def test_openrouter_attribution_headers() -> None:
     recorder = Recorder(lambda: sse_response(OK))
     provider = create_openrouter_provider(
-        "sk-x", app_url="https://app.example", app_name="Demo", http_client=_client(recorder)
+        "sk-x",
+        app_url="https://app.example",
+        app_name="Demo",
+        http_client=_client(recorder),
+        redactor=NOOP_REDACTOR,
     )
     await collect(provider, _thinking_request("openrouter", "openai/gpt-4.1-mini"))
     headers = recorder.requests[0].headers
@@ -211,6 +221,7 @@ async def test_base_url_and_name_overrides() -> None:
         base_url="https://proxy.example/v4",
         name="zai-proxy",
         http_client=_client(recorder),
+        redactor=NOOP_REDACTOR,
     )
     await collect(provider, _thinking_request("zai-proxy", "glm-4.6"))
     assert str(recorder.requests[0].url) == "https://proxy.example/v4/chat/completions"
@@ -223,10 +234,10 @@ async def test_base_url_and_name_overrides() -> None:
 
 
 def test_package_create_and_validation() -> None:
-    provider = OPENAI_PACKAGE.create(api_key="sk-x")
+    provider = OPENAI_PACKAGE.create(api_key="sk-x", redactor=NOOP_REDACTOR)
     assert provider.url == "https://api.openai.com/v1/chat/completions"
     with pytest.raises(ConfigError, match="api_key must be a non-empty string"):
-        create_openai_provider("")
+        create_openai_provider("", redactor=NOOP_REDACTOR)
     with pytest.raises(ConfigError, match="default_model 'nope' is not listed"):
         with_overrides(OPENAI_PACKAGE, default_model="nope")
 

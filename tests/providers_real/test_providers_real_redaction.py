@@ -83,13 +83,26 @@ def test_redact_event_leaves_the_original_alone() -> None:
 
 def test_secrets_too_short_to_redact_are_a_config_error() -> None:
     from prism.errors import ConfigError
-    from prism.providers.openai_compatible import create_openai_compatible_provider
 
     with pytest.raises(ConfigError, match="cannot redact these secrets: secret #0 is shorter"):
         create_redactor(["abc"])
-    # Listed explicitly as a secret, a short string is still refused...
-    with pytest.raises(ConfigError, match="cannot redact these secrets"):
-        create_openai_compatible_provider(base_url="https://x.invalid/v1", secrets=["abc"])
+
+
+@pytest.mark.parametrize("factory", ["openai_compatible", "anthropic", "openai_responses"])
+def test_providers_take_the_agents_redactor_never_a_list_or_none(factory: str) -> None:
+    import importlib
+
+    module = importlib.import_module(f"prism.providers.{factory}")
+    create = getattr(module, f"create_{factory}_provider")
+    base = {"base_url": "https://x.invalid/v1"}
+    with pytest.raises(TypeError, match="redactor"):
+        create(**base)  # required: no silent no-op default
+    with pytest.raises(TypeError, match="create_redactor"):
+        create(**base, redactor=["a-secret-value"])
+    with pytest.raises(TypeError, match="NOOP_REDACTOR"):
+        create(**base, redactor=None)
+    with pytest.raises(TypeError, match="secrets"):
+        create(**base, redactor=NOOP_REDACTOR, secrets=["a-secret-value"])
 
 
 def test_a_short_api_key_is_accepted_unredacted_with_one_warning() -> None:
@@ -101,10 +114,10 @@ def test_a_short_api_key_is_accepted_unredacted_with_one_warning() -> None:
     _warned_short_credentials.clear()
     with pytest.warns(RuntimeWarning, match="shorter than 4 characters") as caught:
         provider = create_openai_compatible_provider(
-            base_url="http://127.0.0.1:1/v1", api_key="x", name="local"
+            base_url="http://127.0.0.1:1/v1", api_key="x", name="local", redactor=NOOP_REDACTOR
         )
         create_openai_compatible_provider(
-            base_url="http://127.0.0.1:1/v1", api_key="x", name="local"
+            base_url="http://127.0.0.1:1/v1", api_key="x", name="local", redactor=NOOP_REDACTOR
         )
     assert len(caught) == 1
     assert "'x'" not in str(caught[0].message)
@@ -130,9 +143,33 @@ async def test_a_resolved_credential_too_short_is_used_not_refused() -> None:
         base_url="https://x.invalid/v1",
         credential=callable_credential(lambda: "abc"),
         http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+        redactor=NOOP_REDACTOR,
     )
     request = {"model": {"provider": "p", "model": "m"}, "messages": []}
     with pytest.warns(RuntimeWarning, match="not redacted"):
         events = [e async for e in provider.generate(request)]  # type: ignore[arg-type]
     assert seen == ["Bearer abc"]
     assert events[-1]["error"]["code"] == "401"
+
+
+@pytest.mark.anyio
+async def test_a_provider_error_masks_the_agents_secrets_and_its_own_key() -> None:
+    import httpx
+
+    from prism.providers.openai_compatible import create_openai_compatible_provider
+
+    host_secret, key = "host-secret-4711", "sk-provider-key-0815"
+    body = {"error": {"message": f"bad: {host_secret} and {key}"}}
+    transport = httpx.MockTransport(lambda request: httpx.Response(400, json=body))
+    async with httpx.AsyncClient(transport=transport) as client:
+        provider = create_openai_compatible_provider(
+            base_url="https://x.invalid/v1",
+            api_key=key,
+            http_client=client,
+            redactor=create_redactor([host_secret]),
+        )
+        request = {"model": {"provider": "p", "model": "m"}, "messages": []}
+        events = [event async for event in provider.generate(request)]  # type: ignore[arg-type]
+    message = events[-1]["error"]["message"]
+    assert host_secret not in message and key not in message
+    assert message.count("[REDACTED]") == 2

@@ -24,6 +24,7 @@ from prism.providers.openai_compatible import (
     RequestPolicy,
     create_openai_compatible_provider,
 )
+from prism.security import NOOP_REDACTOR
 
 pytestmark = pytest.mark.anyio
 
@@ -373,20 +374,28 @@ def test_policy_validation() -> None:
 def test_factory_validation() -> None:
     client = httpx.AsyncClient()
     with pytest.raises(ConfigError, match="base_url must be an http"):
-        create_openai_compatible_provider(base_url="ftp://x", api_key="k")
+        create_openai_compatible_provider(base_url="ftp://x", api_key="k", redactor=NOOP_REDACTOR)
     with pytest.raises(ConfigError, match="api_key or credential, not both"):
-        create_openai_compatible_provider(base_url=BASE_URL, api_key="k", credential="c")
+        create_openai_compatible_provider(
+            base_url=BASE_URL, api_key="k", credential="c", redactor=NOOP_REDACTOR
+        )
     with pytest.raises(ConfigError, match="api_key must be a non-empty string"):
-        create_openai_compatible_provider(base_url=BASE_URL, api_key="")
+        create_openai_compatible_provider(base_url=BASE_URL, api_key="", redactor=NOOP_REDACTOR)
     with pytest.raises(ConfigError, match=r"http_client must be an httpx\.AsyncClient"):
-        create_openai_compatible_provider(base_url=BASE_URL, http_client=object())  # type: ignore[arg-type]
-    provider = create_openai_compatible_provider(base_url=BASE_URL + "/", http_client=client)
+        create_openai_compatible_provider(
+            base_url=BASE_URL, http_client=object(), redactor=NOOP_REDACTOR
+        )  # type: ignore[arg-type]
+    provider = create_openai_compatible_provider(
+        base_url=BASE_URL + "/", http_client=client, redactor=NOOP_REDACTOR
+    )
     assert provider.url == BASE_URL + "/chat/completions"
     assert CANARY_KEY not in repr(provider)
 
 
 async def test_owned_client_is_created_lazily_and_closed() -> None:
-    provider = create_openai_compatible_provider(base_url=BASE_URL, api_key="sk-long-enough")
+    provider = create_openai_compatible_provider(
+        base_url=BASE_URL, api_key="sk-long-enough", redactor=NOOP_REDACTOR
+    )
     async with provider:
         pass
     assert provider._client is None  # never created, nothing to close
@@ -398,7 +407,7 @@ async def test_explicit_timeout_wins_else_the_clients_own() -> None:
     recorder = Recorder(lambda: sse_response(OK_BODY))
     client = httpx.AsyncClient(transport=httpx.MockTransport(recorder), timeout=33.0)
     provider = create_openai_compatible_provider(
-        base_url=BASE_URL, api_key=CANARY_KEY, http_client=client
+        base_url=BASE_URL, api_key=CANARY_KEY, http_client=client, redactor=NOOP_REDACTOR
     )
     await collect(provider, simple_request())
     assert recorder.requests[0].extensions["timeout"]["read"] == 33.0

@@ -36,6 +36,7 @@ from prism.retry import (
     create_default_retry_policy,
 )
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 
 MODEL = {"provider": "openai-compatible", "model": "demo-model"}
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
@@ -189,7 +190,7 @@ def server_url() -> Iterator[str]:
 
 
 def test_a_provider_is_reusable_across_event_loops(server_url: str) -> None:
-    provider = create_openai_compatible_provider(base_url=server_url)
+    provider = create_openai_compatible_provider(base_url=server_url, redactor=NOOP_REDACTOR)
 
     async def once() -> list[str]:
         events = [e async for e in provider.generate(simple_request())]  # type: ignore[arg-type]

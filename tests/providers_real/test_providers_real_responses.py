@@ -18,6 +18,7 @@ from prism.providers.openai_responses import (
     create_openai_responses_provider,
 )
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 from prism.testing import (
     assert_abort_is_observed,
     assert_no_secret_leak,
@@ -113,7 +114,11 @@ def served(*streams: list[dict[str, Any]]) -> Recorder:
 def provider(recorder: Recorder, **kwargs: Any) -> OpenAIResponsesProvider:
     client = httpx.AsyncClient(transport=httpx.MockTransport(recorder))
     return create_openai_responses_provider(
-        base_url="https://oai.example.invalid/v1", api_key=CANARY_KEY, http_client=client, **kwargs
+        base_url="https://oai.example.invalid/v1",
+        api_key=CANARY_KEY,
+        http_client=client,
+        redactor=kwargs.pop("redactor", NOOP_REDACTOR),
+        **kwargs,
     )
 
 

@@ -23,7 +23,7 @@ from providers_real_support import (
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.retry import RetryOptions
 from prism.runtime import create_agent
-from prism.security import callable_credential
+from prism.security import NOOP_REDACTOR, callable_credential
 from prism.stores import create_memory_session_store
 from prism.testing import assert_no_secret_leak
 from prism.tools import define_tool
@@ -102,6 +102,7 @@ async def test_no_canary_leaks_across_retry_tools_and_compaction(
         credential=callable_credential(lambda: CANARY_KEY),
         http_client=httpx.AsyncClient(transport=httpx.MockTransport(server)),
         name="canary",
+        redactor=NOOP_REDACTOR,
     )
 
     def lookup(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
@@ -168,6 +169,7 @@ async def test_a_streamed_tool_call_runs_once() -> None:
         api_key=CANARY_KEY,
         http_client=httpx.AsyncClient(transport=httpx.MockTransport(server)),
         name="canary",
+        redactor=NOOP_REDACTOR,
     )
     agent = create_agent(
         model={"provider": "canary", "model": "demo-model"},

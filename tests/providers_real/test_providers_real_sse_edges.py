@@ -32,6 +32,7 @@ from prism.providers._sse import TextJoiner
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.retry import is_transient_error_info
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 from prism.stores import create_jsonl_session_store
 
 pytestmark = pytest.mark.anyio
@@ -115,7 +116,9 @@ async def test_data_events_restart_the_stall_timer() -> None:
 @pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), "60", True])
 def test_a_bad_stall_timeout_is_a_config_error(value: Any) -> None:
     with pytest.raises(ConfigError, match="stall_timeout must be a positive number"):
-        create_openai_compatible_provider(base_url="http://127.0.0.1:1", stall_timeout=value)
+        create_openai_compatible_provider(
+            base_url="http://127.0.0.1:1", stall_timeout=value, redactor=NOOP_REDACTOR
+        )
 
 
 def _split_pair_body() -> bytes:

@@ -163,11 +163,9 @@ def test_options_from_json_and_policy_resolution() -> None:
             "baseDelayMs": 10,
             "maxDelayMs": 40,
             "jitter": False,
-            "secrets": ["s3cret-value"],
         }
     )
     assert (options.max_attempts, options.base_delay_ms, options.max_delay_ms) == (5, 10, 40)
-    assert options.secrets == ("s3cret-value",)
     policy = options.resolve_policy()
     assert policy.decide(ctx(4, TRANSIENT)) == RetryDecision(True, 40, "transient")
 
@@ -184,8 +182,7 @@ def test_options_from_json_and_policy_resolution() -> None:
     [
         ({"maxAttempt": 3}, r"unknown retry option\(s\) \['maxAttempt'\]"),
         ({"policy": "default"}, "unknown retry option"),
-        ({"secrets": "one-secret"}, "'secrets' must be a list of strings"),
-        ({"secrets": [1]}, "secrets must all be strings"),
+        ({"secrets": ["s3cret-value"]}, r"'secrets': .*on the agent \(create_agent"),
         ({"maxAttempts": "3"}, "max_attempts must be an int"),
         ({"metadata": []}, "metadata must be a mapping"),
         ([], "retry options must be an object"),
@@ -289,9 +286,43 @@ def test_redact_error_info_masks_message_and_details() -> None:
         redact_error_info(info, None)  # type: ignore[arg-type]
 
 
-def test_retry_options_build_their_redactor_once() -> None:
-    secret = "s3cret-value"
-    options = RetryOptions(secrets=(secret,))
-    assert options.redactor is options.redactor
-    assert options.redactor.redact_text(f"x {secret}") == "x [REDACTED]"
-    assert len(RetryOptions().redactor) == 0
+def test_retry_options_keep_no_secrets_of_their_own() -> None:
+    # One redactor: the agent's masks retry errors (see the runtime test).
+    assert not hasattr(RetryOptions(), "secrets")
+    with pytest.raises(TypeError, match="secrets"):
+        RetryOptions(secrets=("s3cret-value",))  # type: ignore[call-arg]
+
+
+@pytest.mark.anyio
+async def test_the_agents_redactor_masks_what_a_retry_policy_sees() -> None:
+    from prism.providers import (
+        create_mock_provider,
+        provider_done,
+        provider_error,
+        provider_text_delta,
+    )
+    from prism.runtime import create_agent
+
+    secret = "agent-secret-1234"
+    seen: list[str] = []
+
+    class Recording:
+        def decide(self, context: RetryContext) -> RetryDecision:
+            seen.append(context.error["message"])
+            return RetryDecision(True, 0, "transient")
+
+    provider = create_mock_provider(
+        [
+            [provider_error(f"upstream said {secret}", "503")],
+            [provider_text_delta("ok"), provider_done()],
+        ]
+    )
+    agent = create_agent(
+        model={"provider": "mock", "model": "m"},
+        provider=provider,
+        retry=RetryOptions(policy=Recording()),
+        secrets=[secret],
+    )
+    result = await agent.create_session().run("hi")
+    assert result.text == "ok"
+    assert seen == ["upstream said [REDACTED]"]

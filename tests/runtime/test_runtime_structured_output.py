@@ -17,6 +17,7 @@ from prism import ConfigError, StructuredOutputError, create_mock_provider, defi
 from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.runtime import create_agent
+from prism.security import NOOP_REDACTOR
 
 MODEL = {"provider": "mock", "model": "m"}
 
@@ -145,6 +146,7 @@ async def test_openai_compatible_sends_response_format() -> None:
         base_url="https://llm.example.invalid/v1",
         api_key="sk-test-0123456789abcdef",
         http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+        redactor=NOOP_REDACTOR,
     )
     agent = create_agent(model={"provider": "openai-compatible", "model": "m"}, provider=provider)
     result = await agent.create_session("s").run("Point?", output_type=Point)
@@ -176,7 +178,9 @@ async def test_bad_output_options_are_refused_before_anything_is_stored() -> Non
 def test_response_format_option_is_checked_by_the_adapter() -> None:
     from prism.providers.openai_compatible import RequestSerializationError
 
-    provider = create_openai_compatible_provider(base_url="http://localhost:1/v1")
+    provider = create_openai_compatible_provider(
+        base_url="http://localhost:1/v1", redactor=NOOP_REDACTOR
+    )
     request: Any = {"model": {"provider": "p", "model": "m"}, "messages": []}
     body = provider.build_body({**request, "options": {"responseFormat": {"type": "json_object"}}})
     assert body["response_format"] == {"type": "json_object"}

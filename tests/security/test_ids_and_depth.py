@@ -23,7 +23,7 @@ from prism.providers import (
 )
 from prism.providers.openai_compatible import create_openai_compatible_provider
 from prism.runtime import create_agent
-from prism.security import create_redactor
+from prism.security import NOOP_REDACTOR, create_redactor
 from prism.security.limits import MAX_VALUE_DEPTH
 from prism.security.redaction import ID_KEYS, redact_keeping_ids
 from prism.stores import create_jsonl_session_store, create_memory_session_store
@@ -276,6 +276,7 @@ async def test_malformed_arguments_from_the_adapter_are_an_invalid_arguments_too
         base_url="https://llm.example.invalid/v1",
         api_key="sk-adapter-0123456789",
         http_client=httpx.AsyncClient(transport=httpx.MockTransport(handler)),
+        redactor=NOOP_REDACTOR,
     )
     agent = create_agent(
         model={"provider": "openai-compatible", "model": "m"}, provider=provider, tools=[_echo()]

@@ -19,15 +19,9 @@ TAKES_SECRETS = {
     "security/redaction.py:normalize_secrets",
     # A test helper that checks the given secrets never appear: it needs the values.
     "testing/provider_conformance.py:assert_no_secret_leak",
-    # NOT DONE (issue 25, item 6): provider adapters and the retry policy
-    # still build their own redactor from a list (they are created before
-    # the agent); moving them onto the agent's redactor is open.
-    "providers/openai_compatible.py:OpenAICompatibleProvider.__init__",
-    "providers/openai_compatible.py:create_openai_compatible_provider",
-    "providers/packages/base.py:create_preset_provider",
-    "retry.py:DefaultRetryPolicy.__init__",
-    "retry.py:create_default_retry_policy",
-    # The native adapters' shared base (written beside the change above).
+    # The HTTP adapters' shared base: the keys the provider itself sends,
+    # known up front (``api_key``), masked from the first request; the
+    # agent's secrets arrive as its redactor. Factories take only a redactor.
     "providers/_http_stream.py:HttpStreamProvider.__init__",
 }
 
@@ -36,11 +30,7 @@ TAKES_SECRETS = {
 # one-redactor change that still default their redactor; each is to take the
 # agent's redactor as a required argument. Listed so the scan keeps every
 # other API honest and so this list can only shrink.
-DEFAULTS_ITS_REDACTOR = {
-    "providers/anthropic.py:create_anthropic_provider",
-    "providers/openai_responses.py:create_openai_responses_provider",
-    "providers/packages/anthropic.py:create_anthropic_package_provider",
-}
+DEFAULTS_ITS_REDACTOR = {}
 
 
 def public_parameters() -> list[tuple[str, str, ast.arg, ast.expr | None]]:

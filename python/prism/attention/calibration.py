@@ -20,23 +20,36 @@ plain estimate). Ratios are kept within ``[0.25, 4]``.
 
 The state is plain JSON (:meth:`TokenCalibration.to_json`, ``from_json``
 drops what it cannot read), so a session can persist it as a custom entry
-(:data:`CALIBRATION_ENTRY`) and a resumed session starts calibrated.
+(:data:`CALIBRATION_ENTRY`) and a resumed session starts calibrated; with
+``path=`` it is also kept in a file, rewritten after every turn it learns
+from, so a new process starts calibrated for every provider/model it saw.
+
+Given to an agent (``create_agent(token_calibration=...)``), the runtime
+learns from every turn it sends and hands :meth:`TokenCalibration.scale`
+to each budget decision: the attention gate, the compaction trigger, the
+LLM compaction cut point and observational memory's thresholds.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import os
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from prism import _native
+from prism.errors import ConfigError
 
 __all__ = [
     "CALIBRATION_ENTRY",
     "KINDS",
     "TokenCalibration",
     "TokenSplit",
+    "model_key",
     "split_request_tokens",
 ]
 
@@ -215,11 +228,17 @@ class TokenCalibration:
         *,
         max_models: int = 32,
         on_update: Callable[[dict[str, Any]], None] | None = None,
+        path: str | os.PathLike[str] | None = None,
     ) -> None:
         self._models: OrderedDict[str, _Model] = OrderedDict()
         self._max_models = max_models
         self._pending: dict[str, tuple[str, TokenSplit]] = {}
+        # The last request's mix per model: the scale of the next decision.
+        self._scales: dict[str, float] = {}
         self.on_update = on_update
+        self.path = None if path is None else Path(path)
+        if self.path is not None and self.path.exists():
+            self._load(self.path)
 
     def _model(self, name: str) -> _Model:
         fit = self._models.get(name)
@@ -234,8 +253,24 @@ class TokenCalibration:
     def observe(self, model: str, split: TokenSplit, reported: int) -> None:
         fit = self._model(model)
         fit.observe(split, reported)
+        if split.total > 0:
+            self._scales[model] = fit.estimate(split) / split.total
+        if self.path is not None:
+            self.save(self.path)
         if self.on_update is not None:
             self.on_update(self.snapshot(model))
+
+    def scale(self, model: str) -> float:
+        """Billed tokens per estimated token for ``model`` (``"provider/model"``,
+        see :func:`model_key`) at the mix of its last observed request; 1.0
+        before the first. Budget decisions multiply plain estimates by it
+        (or divide their caps)."""
+        scale = self._scales.get(model)
+        if scale is None:
+            fit = self._models.get(model)
+            # Restored without a mix: the mean ratio is the best guess.
+            scale = sum(fit.r) / 3 if fit is not None and fit.turns else 1.0
+        return scale if math.isfinite(scale) and scale > 0 else 1.0
 
     def estimate(self, model: str, split: TokenSplit) -> int:
         fit = self._models.get(model)
@@ -350,6 +385,31 @@ class TokenCalibration:
         """Append the state to ``session`` as a custom entry (its public API)."""
         return await session.append_custom(CALIBRATION_ENTRY, self.to_json())
 
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the state to ``path`` atomically (a temp file, then a rename,
+        so a crash leaves the old file whole). A few hundred bytes per model:
+        cheap enough to write from async code after each turn."""
+        target = Path(path)
+        temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        temp.write_text(json.dumps(self.to_json(), separators=(",", ":")), encoding="utf-8")
+        os.replace(temp, target)
+
+    def _load(self, path: Path) -> None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise ConfigError(
+                f"token calibration file {str(path)!r} cannot be read ({type(exc).__name__}); "
+                "fix or delete it"
+            ) from None
+        if not isinstance(data, Mapping) or data.get("version") != 1:
+            raise ConfigError(
+                f"token calibration file {str(path)!r} is not a version 1 calibration; "
+                "fix or delete it"
+            )
+        for name, fit in TokenCalibration.from_json(data)._models.items():
+            self._models[name] = fit
+
 
 def _restore_model(raw: Any) -> _Model | None:
     if not isinstance(raw, Mapping):
@@ -372,6 +432,10 @@ def _restore_model(raw: Any) -> _Model | None:
     return fit
 
 
-def _model_key(request: Mapping[str, Any]) -> str:
-    model = request.get("model") or {}
+def model_key(model: Mapping[str, Any]) -> str:
+    """The key a calibration learns under: ``"provider/model"``."""
     return f"{model.get('provider', '')}/{model.get('model', '')}"
+
+
+def _model_key(request: Mapping[str, Any]) -> str:
+    return model_key(request.get("model") or {})

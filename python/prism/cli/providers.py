@@ -20,6 +20,7 @@ from typing import Any
 from prism.cli.echo import MOCK_DEFAULT_MODEL, create_echo_provider
 from prism.cli.options import CliOptions, UsageProblem
 from prism.contracts import ModelConfig
+from prism.security import NOOP_REDACTOR
 
 _log = logging.getLogger("prism.cli")
 
@@ -100,8 +101,10 @@ def _local_provider(options: CliOptions, env: Mapping[str, str]) -> ProviderSetu
     if key_env and not api_key:
         raise UsageProblem(f"--api-key-env {key_env} is not set in the environment")
     # No key: no Authorization header at all (the server needs none).
+    # The adapter masks the key it sends itself; the agent's redactor
+    # (built from the secrets returned here) covers everything else.
     provider = create_openai_compatible_provider(
-        base_url=base_url, api_key=api_key or None, name=LOCAL_PROVIDER
+        base_url=base_url, api_key=api_key or None, name=LOCAL_PROVIDER, redactor=NOOP_REDACTOR
     )
     model: ModelConfig = {
         "provider": LOCAL_PROVIDER,
@@ -136,7 +139,7 @@ def _real_provider(options: CliOptions, env: Mapping[str, str]) -> ProviderSetup
     base_url = options.base_url or entry.get("baseUrl")
     if base_url is None and options.provider == "openai" and env.get("OPENAI_BASE_URL"):
         base_url = check_base_url(env["OPENAI_BASE_URL"], "OPENAI_BASE_URL")
-    provider = create_preset_provider(package, api_key, base_url=base_url)
+    provider = create_preset_provider(package, api_key, base_url=base_url, redactor=NOOP_REDACTOR)
     wanted = options.model or entry.get("model")
     model = package.model_or_custom(wanted) if wanted else package.model(None)
     # A placeholder key too short to redact (local servers take "x") is used

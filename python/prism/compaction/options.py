@@ -7,6 +7,7 @@ construction, so a typo in a trigger fails when the options are built.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,9 +52,23 @@ class CompactionContext:
     retry: Any = None
     sleep: Callable[[float], Awaitable[Any]] | None = None
     redactor: SecretRedactor = field(kw_only=True, repr=False)
+    # Billed tokens per estimated token for the session's model (the agent's
+    # token_calibration; 1.0 without one): strategies that budget in tokens
+    # multiply their chars/4 estimates by it.
+    token_scale: float = field(default=1.0, kw_only=True)
 
     def __post_init__(self) -> None:
         require_redactor(self.redactor, owner="CompactionContext")
+        scale = self.token_scale
+        if (
+            isinstance(scale, bool)
+            or not isinstance(scale, int | float)
+            or not math.isfinite(scale)
+            or scale <= 0
+        ):
+            raise ConfigError(
+                f"CompactionContext.token_scale must be a positive number, got {scale!r}"
+            )
 
     def compaction_entry(self, summary: str, data: Mapping[str, Any]) -> CompactionEntry:
         """The entry a strategy returns: hung under ``leaf_id`` (default: the

@@ -19,7 +19,16 @@ from typing import Any, Literal
 
 from prism.contracts import ContentBlock, JsonValue, Message, ProviderRequest, ToolDeclaration
 from prism.errors import ConfigError
-from prism.providers._http_stream import BodyError, logger
+from prism.providers._http_stream import (
+    BodyError,
+    copy_options,
+    declared_tool_name,
+    finish_body,
+    logger,
+    max_tokens_option,
+    request_options,
+    tool_choice_option,
+)
 
 ENVELOPE_PREFIX = "prism.anthropic.v1:"
 MAX_BREAKPOINTS = 4
@@ -141,49 +150,34 @@ def build_messages_body(
     tools = request.get("tools")
     if tools:
         body["tools"] = [serialize_tool(t) for t in tools]
-    options: dict[str, JsonValue] = {**default_options, **(model.get("options") or {})}
-    options.update(request.get("options") or {})
+    options = request_options(request, default_options)
     limits = model.get("limits") or {}
     _apply_options(body, options, limits.get("maxOutputTokens") or policy.max_tokens)
     session = (request.get("metadata") or {}).get("sessionId")
     place_breakpoints(body, policy, prefix_memory, session if isinstance(session, str) else None)
-    body.update(policy.extra_body)
-    extra = options.get("extraBody")
-    if extra is not None:
-        if not isinstance(extra, Mapping):
-            raise BodyError("options.extraBody must be an object")
-        body.update(extra)
-    return body
+    return finish_body(body, policy.extra_body, options)
 
 
 def _apply_options(
     body: dict[str, Any], options: Mapping[str, JsonValue], default_max: int
 ) -> None:
-    for key, target in _OPTION_FIELDS.items():
-        if options.get(key) is not None:
-            body[target] = options[key]
+    copy_options(body, options, _OPTION_FIELDS)
     stop = options.get("stop")
     if stop is not None:
         body["stop_sequences"] = [stop] if isinstance(stop, str) else stop
-    max_tokens = options.get("maxOutputTokens", options.get("maxTokens", default_max))
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
-        raise BodyError("options.maxTokens must be a positive integer")
-    body["max_tokens"] = max_tokens
+    body["max_tokens"] = max_tokens_option(options, default_max)
     budget = options.get("thinkingBudget")
     if budget is not None:
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024:
             raise BodyError("options.thinkingBudget must be an integer >= 1024")
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-    choice = options.get("toolChoice")
+    choice = tool_choice_option(options)
     if choice is not None:
-        if choice in ("auto", "none"):
-            body["tool_choice"] = {"type": choice}
-        elif choice == "required":
-            body["tool_choice"] = {"type": "any"}
-        elif isinstance(choice, Mapping) and isinstance(choice.get("name"), str):
-            body["tool_choice"] = {"type": "tool", "name": choice["name"]}
+        mode, name = choice
+        if mode == "tool":
+            body["tool_choice"] = {"type": "tool", "name": name}
         else:
-            raise BodyError("options.toolChoice must be 'auto', 'none', 'required' or {name: ...}")
+            body["tool_choice"] = {"type": "any" if mode == "required" else mode}
     if options.get("responseFormat") is not None:
         raise BodyError(
             "options.responseFormat: the Messages API has no response_format; ask for JSON "
@@ -192,11 +186,8 @@ def _apply_options(
 
 
 def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
-    name = tool.get("name")
-    if not isinstance(name, str) or not name:
-        raise BodyError("tool declaration without a name")
     out: dict[str, Any] = {
-        "name": name,
+        "name": declared_tool_name(tool),
         "input_schema": tool.get("parameters") or {"type": "object", "properties": {}},
     }
     if tool.get("description"):

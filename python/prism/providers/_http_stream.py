@@ -1,45 +1,75 @@
-"""What the native adapters (Anthropic Messages, OpenAI Responses) share:
-credentials and redaction, client ownership, the POST + SSE driver with a
-stall timer, and the error plumbing of the OpenAI-compatible adapter.
+"""The request, stream and error plumbing every HTTP provider adapter shares
+(Chat Completions, Anthropic Messages, OpenAI Responses): credentials and
+redaction, client ownership, the POST that opens an SSE stream, and the one
+way each failure becomes an ``error`` event.
 
-Two streaming rules hold here as in the OpenAI-compatible adapter:
+An adapter supplies only what differs: the body (``build_body``), its auth
+header (``auth_headers``), a :class:`Decoder` that turns the API's events
+into Prism events, and vendor codes for HTTP errors (``classify_status``).
+The SSE layer itself (stall timer, UTF-8 at chunk edges) is
+:mod:`prism.providers._sse`.
 
-- the stall timer counts time since the last *data* event, not the last
-  byte, so a server that sends only keep-alive comments still times out;
-- text is decoded incrementally (httpx's decoder keeps a UTF-8 sequence
-  split across network chunks whole until its last byte arrives).
+Failures are yielded as one ``error`` event, never raised; cancellation is
+anyio cancellation and closes the HTTP stream (the response lives in an
+``async with`` that unwinds on cancel or when the consumer stops iterating).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
-import anyio
 from anyio.lowlevel import checkpoint, checkpoint_if_cancelled, current_token
 
 from prism.contracts import ErrorInfo, JsonValue, ModelConfig, ProviderEvent, ProviderRequest, Usage
 from prism.errors import ConfigError, CredentialError, PrismError
 from prism.log import log_request, log_response_data, log_response_status
-from prism.providers._openai_compatible_errors import http_status_error, transport_error_info
+from prism.providers._openai_compatible_errors import (
+    MAX_BODY_CHARS,
+    PROVIDER_CODE_CHARS,
+    TRANSIENT_STATUSES,
+    http_status_error,
+    stalled_stream_info,
+    transport_error_info,
+)
+from prism.providers._sse import DEFAULT_STALL_TIMEOUT_S, StreamStalled, iter_sse_data
 from prism.security.credentials import CredentialSource, as_credential_resolver
+from prism.security.limits import too_deep_path
 from prism.security.redaction import (
     SecretRedactor,
-    create_redactor,
     normalize_secrets,
+    redact_then_clip,
     redactable_credentials,
+    require_redactor,
+    with_secrets,
 )
 
 if TYPE_CHECKING:
+    # httpx is imported where a request is made, not by `import prism`:
+    # it costs ~90 ms, and most processes (the CLI with the mock) never use it.
     import httpx
 
 logger = logging.getLogger("prism.providers")
 
-DEFAULT_STALL_TIMEOUT_S = 60.0
+DEFAULT_READ_TIMEOUT_S = 60.0
+"""Read is per chunk, not per response: long streams are fine, a silent server
+is not. 60 s covers a slow first token from a loaded server (reasoning models
+included, which stream reasoning deltas meanwhile) while a stall ends the turn
+in a minute instead of two; the official SDKs bound a whole request at 600 s
+and have no per-chunk limit, so this is the stricter of the two."""
+
 _SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization"})
+
+
+def default_timeout() -> httpx.Timeout:
+    """The timeouts of a client the provider creates itself."""
+    import httpx
+
+    return httpx.Timeout(connect=10.0, read=DEFAULT_READ_TIMEOUT_S, write=30.0, pool=10.0)
 
 
 class StreamFailed(Exception):
@@ -50,38 +80,201 @@ class StreamFailed(Exception):
         self.info = info
 
 
-class BodyError(PrismError, ValueError):
-    """A request holds something this API cannot carry (nothing is sent)."""
+class RequestSerializationError(PrismError, ValueError):
+    """A request holds something this API cannot carry (nothing is sent).
+    One class for every adapter, so a host catches one thing."""
 
     code = "unsupported_content"
 
 
-class StreamStalled(Exception):
-    """No data event arrived within the stall timeout."""
+BodyError = RequestSerializationError
+
+
+def request_options(
+    request: ProviderRequest, default_options: Mapping[str, JsonValue] | None
+) -> dict[str, JsonValue]:
+    """The request's options over the model's over the provider's defaults."""
+    options: dict[str, JsonValue] = {**(default_options or {})}
+    options.update(request["model"].get("options") or {})
+    options.update(request.get("options") or {})
+    return options
+
+
+def copy_options(
+    body: dict[str, Any], options: Mapping[str, JsonValue], fields: Mapping[str, str]
+) -> None:
+    """Each option of ``fields`` (Prism name -> wire name) that is set."""
+    for key, target in fields.items():
+        if options.get(key) is not None:
+            body[target] = options[key]
+
+
+def max_tokens_option(options: Mapping[str, JsonValue], default: int | None = None) -> int | None:
+    """``maxOutputTokens`` (or ``maxTokens``), checked; ``default`` when unset."""
+    value = options.get("maxOutputTokens", options.get("maxTokens", default))
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+        raise BodyError("options.maxTokens must be a positive integer")
+    return value
+
+
+def tool_choice_option(options: Mapping[str, JsonValue]) -> tuple[str, str] | None:
+    """``toolChoice`` checked, as ``(mode, tool name)``: mode ``"auto"``,
+    ``"none"`` or ``"required"`` with an empty name, or ``"tool"`` with the
+    one tool's name; None when unset. The caller writes its API's wire form."""
+    choice = options.get("toolChoice")
+    if choice is None:
+        return None
+    if choice in ("auto", "none", "required"):
+        return str(choice), ""
+    if isinstance(choice, Mapping) and isinstance(choice.get("name"), str):
+        return "tool", str(choice["name"])
+    raise BodyError("options.toolChoice must be 'auto', 'none', 'required' or {name: ...}")
+
+
+def json_schema_option(options: Mapping[str, JsonValue]) -> tuple[str, Any] | None:
+    """``responseFormat`` checked, as ``("json_object", None)`` or
+    ``("json_schema", (name, schema))``; None when unset."""
+    value = options.get("responseFormat")
+    if value is None:
+        return None
+    if isinstance(value, Mapping) and value.get("type") == "json_object":
+        return "json_object", None
+    if (
+        isinstance(value, Mapping)
+        and value.get("type") == "json_schema"
+        and isinstance(value.get("name"), str)
+        and isinstance(value.get("schema"), Mapping)
+    ):
+        return "json_schema", (value["name"], value["schema"])
+    raise BodyError(
+        "options.responseFormat must be {type: 'json_schema', name, schema} or "
+        "{type: 'json_object'}"
+    )
+
+
+def cache_key_option(request: ProviderRequest, options: Mapping[str, JsonValue]) -> str | None:
+    """The prompt-cache key: ``options.cacheKey``, else the session id."""
+    key = options.get("cacheKey") or (request.get("metadata") or {}).get("sessionId")
+    return key if isinstance(key, str) and key else None
+
+
+def finish_body(
+    body: dict[str, Any], policy_extra: Mapping[str, Any], options: Mapping[str, JsonValue]
+) -> dict[str, Any]:
+    """The policy's vendor fields, then the request's ``extraBody``, last."""
+    body.update(policy_extra)
+    extra = options.get("extraBody")
+    if extra is not None:
+        if not isinstance(extra, Mapping):
+            raise BodyError("options.extraBody must be an object")
+        body.update(extra)
+    return body
+
+
+def declared_tool_name(tool: Mapping[str, Any]) -> str:
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        raise BodyError("tool declaration without a name")
+    return name
 
 
 def fail(message: str, code: str, *, retryable: bool = False, **details: JsonValue) -> StreamFailed:
+    """A StreamFailed; not retryable unless said (the same request fails alike)."""
     info: ErrorInfo = {"message": message, "code": code, "retryable": retryable}
     if details:
         info["details"] = dict(details)
     return StreamFailed(info)
 
 
-def stall_timeout_of(timeout: Any) -> float:
-    """The stall limit: the read timeout a caller configured, else 60 s."""
+def malformed(provider: str, reason: str) -> StreamFailed:
+    """A stream event that cannot be read: retryable, since a server glitch
+    is the likely cause and nothing of the answer was kept."""
+    return fail(f"{provider}: {reason}", "malformed_chunk", retryable=True)
+
+
+def parse_event(provider: str, data: str, what: str = "stream event") -> dict[str, Any]:
+    """``data`` as a JSON object, else a ``malformed_chunk`` failure that
+    names the character position (never the payload: it may quote user text)."""
+    try:
+        payload = json.loads(data)
+    except ValueError as exc:
+        position = getattr(exc, "pos", "?")
+        raise malformed(provider, f"malformed {what} (invalid JSON at char {position})") from None
+    if not isinstance(payload, dict):
+        raise malformed(provider, f"{what} is not a JSON object")
+    return payload
+
+
+def stream_error(
+    provider: str,
+    code: str,
+    message: str,
+    status: int | None,
+    redactor: SecretRedactor,
+    *,
+    otherwise: str = "provider_stream_error",
+) -> StreamFailed:
+    """An error event inside the stream: classified by the HTTP ``status`` its
+    vendor ``code`` stands for (retryable when transient), else ``otherwise``;
+    text redacted, then clipped; the vendor code kept as ``details.providerCode``."""
+    text = redact_then_clip(
+        f"{provider}: stream error: {code}: {message}", redactor, MAX_BODY_CHARS
+    )
+    transient = status is not None and status in TRANSIENT_STATUSES
+    failed = fail(text, str(status) if status is not None else otherwise, retryable=transient)
+    failed.info["details"] = {"providerCode": redact_then_clip(code, redactor, PROVIDER_CODE_CHARS)}
+    if status is not None:
+        failed.info["status"] = status
+    return failed
+
+
+def object_arguments(raw: object) -> dict[str, Any] | None:
+    """Streamed tool-call arguments as a JSON object within the nesting limit,
+    else None (the call then stays as its deltas and the runtime answers it
+    with an ``invalid_arguments`` tool result so the model can correct itself)."""
+    if not isinstance(raw, str):
+        return None
+    text = raw.strip()
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or too_deep_path(value) is not None:
+        return None
+    return value
+
+
+def stall_timeout_of(timeout: Any) -> float | None:
+    """The stall limit of an adapter without its own setting: the read timeout
+    a caller configured (None when reads never time out), else 60 s."""
     if timeout is None:
         return DEFAULT_STALL_TIMEOUT_S
-    if isinstance(timeout, int | float):
-        return float(timeout)
-    read = getattr(timeout, "read", None)
-    return float(read) if isinstance(read, int | float) else math.inf
+    read = timeout if isinstance(timeout, int | float) else getattr(timeout, "read", None)
+    if isinstance(read, int | float) and math.isfinite(read) and read > 0:
+        return float(read)
+    return None
+
+
+def credential_source(api_key: str | None, credential: CredentialSource | None) -> Any:
+    """The one credential of a factory's ``api_key`` / ``credential`` pair."""
+    if api_key is not None and credential is not None:
+        raise ConfigError("pass api_key or credential, not both")
+    if api_key is not None and (not isinstance(api_key, str) or not api_key):
+        raise ConfigError("api_key must be a non-empty string")
+    return api_key if api_key is not None else credential
 
 
 class Decoder:
     """Per-stream state of one adapter: ``feed`` turns one SSE event into
-    Prism events, ``finish`` emits the closing ones (or raises StreamFailed)."""
+    Prism events (or raises StreamFailed), ``finish`` emits the closing ones.
+    ``ended`` set by ``feed`` stops reading (a terminal marker such as
+    ``[DONE]``); ``usage`` is what the server reported so far (it rides on
+    any later error: billed tokens are never lost)."""
 
-    usage: Usage | None
+    usage: Usage | None = None
+    ended: bool = False
 
     def feed(self, event: str, data: str) -> list[ProviderEvent]:
         raise NotImplementedError
@@ -90,9 +283,18 @@ class Decoder:
         raise NotImplementedError
 
 
+def with_usage(info: ErrorInfo, decoder: Decoder | None) -> ErrorInfo:
+    """Usage the provider already reported (it is billed) is kept on the error."""
+    if decoder is None or decoder.usage is None:
+        return info
+    details: dict[str, Any] = dict(info.get("details") or {})
+    details["usage"] = dict(decoder.usage)
+    return {**info, "details": details}
+
+
 class HttpStreamProvider:
-    """Base of the native adapters. Subclasses set ``url`` and implement
-    ``build_body``, ``auth_headers`` and ``decoder``."""
+    """Base of the HTTP adapters. Subclasses implement ``build_body`` and
+    ``decoder`` and may override ``auth_headers`` and ``classify_status``."""
 
     supports_response_format = True
 
@@ -107,15 +309,19 @@ class HttpStreamProvider:
         timeout: httpx.Timeout | float | None,
         name: str,
         default_options: Mapping[str, JsonValue] | None,
-        redactor: SecretRedactor | None,
+        redactor: SecretRedactor,
         credential_secrets: Sequence[str],
         models: Sequence[ModelConfig],
         clock: Callable[[], float],
+        stall_timeout: float | None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ConfigError(f"base_url must be an http(s) URL, got {base_url!r}")
         if not name:
             raise ConfigError("provider name must be non-empty")
+        require_redactor(redactor, owner=f"provider {name!r}")
+        if http_client is not None and not _is_async_client(http_client):
+            raise ConfigError("http_client must be an httpx.AsyncClient")
         self.name = name
         self.base_url = base_url.rstrip("/")
         self.url = self.base_url + "/" + path.lstrip("/")
@@ -126,20 +332,26 @@ class HttpStreamProvider:
         self._client_loop: object | None = None
         self._headers = dict(headers or {})
         self._timeout = timeout
-        self._stall_s = stall_timeout_of(timeout)
+        self._stall_timeout = stall_timeout
         self._default_options = dict(default_options or {})
         self._clock = clock
         self._origin = f"provider {name!r}"
         header_secrets = [v for k, v in self._headers.items() if k.lower() in _SECRET_HEADERS]
+        # The keys this provider sends (known up front, or resolved per
+        # request below); one too short to redact (a local server's "x") is
+        # used but not redacted, with a one-time warning.
         keys = redactable_credentials([*credential_secrets, *header_secrets], origin=self._origin)
         self._static_secrets = frozenset(normalize_secrets(keys))
-        # The agent's redactor (never a raw secret list) runs after this
-        # provider's own one, which knows the keys it sends.
+        # The agent's redactor (its secrets=) runs first, then one for the
+        # keys this provider sends, which the agent may never have seen.
         self._host_redactor = redactor
         self._redactors: dict[frozenset[str], SecretRedactor] = {}
         self._redactor(self._static_secrets)
 
-    # -- subclass hooks -------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, url={self.url!r})"
+
+    # -- what an adapter supplies ---------------------------------------------
 
     def build_body(self, request: ProviderRequest) -> dict[str, Any]:
         raise NotImplementedError
@@ -157,6 +369,7 @@ class HttpStreamProvider:
     # -- lifecycle ------------------------------------------------------------
 
     async def aclose(self) -> None:
+        """Close the HTTP client if this provider created it."""
         if self._owns_client and self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -170,25 +383,28 @@ class HttpStreamProvider:
     def _redactor(self, secrets: frozenset[str]) -> SecretRedactor:
         redactor = self._redactors.get(secrets)
         if redactor is None:
+            # Built once per secret set (token refreshes add a new set).
             if len(self._redactors) > 8:
                 self._redactors.clear()
-            own = create_redactor(secrets)
-            redactor = own if self._host_redactor is None else _Chain(own, self._host_redactor)
+            redactor = with_secrets(self._host_redactor, secrets)
             self._redactors[secrets] = redactor
         return redactor
 
     def _http_client(self) -> httpx.AsyncClient:
         import httpx
 
-        from prism.providers.openai_compatible import default_timeout
-
         loop = current_token()
         if self._owns_client and self._client is not None and self._client_loop is not loop:
-            self._client = None  # bound to a loop that is gone (see openai_compatible)
+            # An httpx client is bound to the event loop that first used it: a
+            # provider reused under a second anyio.run() gets a fresh one. The
+            # old one belonged to a loop that is gone; there is nothing to await.
+            self._client = None
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=default_timeout())
             self._client_loop = loop
         return self._client
+
+    # -- one request ------------------------------------------------------------
 
     async def _prepare(
         self, request: ProviderRequest
@@ -222,6 +438,20 @@ class HttpStreamProvider:
             raise fail(f"{self.name}: {redactor.redact_text(str(exc))}", exc.code) from None
         return headers, redactor, body
 
+    async def _check_response(self, response: httpx.Response, redactor: SecretRedactor) -> None:
+        """Raises StreamFailed unless ``response`` is a successful event stream."""
+        if response.status_code >= 400:
+            raw = (await response.aread()).decode("utf-8", errors="replace")
+            status = http_status_error(self.name, response, raw, redactor, now=self._clock)
+            raise StreamFailed(self.classify_status(status, raw))
+        content_type = response.headers.get("content-type", "")
+        if "text/event-stream" not in content_type:
+            raise fail(
+                f"{self.name}: expected an event stream, got content-type "
+                f"{content_type.partition(';')[0] or 'none'!r}",
+                "invalid_response",
+            )
+
     async def generate(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
         await checkpoint()  # a run cancelled before it starts must not reach the network
         try:
@@ -231,144 +461,48 @@ class HttpStreamProvider:
             return
         from httpx_sse import aconnect_sse
 
-        client = self._http_client()
+        # An explicit timeout wins; otherwise the client's own (a host's
+        # configured client keeps its settings, ours has default_timeout()).
         extra: dict[str, Any] = {} if self._timeout is None else {"timeout": self._timeout}
         decoder: Decoder | None = None
         log_request(logger, self.name, self.url, headers, body, redactor)
         try:
             async with aconnect_sse(
-                client, "POST", self.url, json=body, headers=headers, **extra
+                self._http_client(), "POST", self.url, json=body, headers=headers, **extra
             ) as source:
                 response = source.response
-                content_type = response.headers.get("content-type", "")
-                log_response_status(logger, self.name, response.status_code, content_type)
-                if response.status_code >= 400:
-                    raw = (await response.aread()).decode("utf-8", errors="replace")
-                    status = http_status_error(self.name, response, raw, redactor, now=self._clock)
-                    yield {"type": "error", "error": self.classify_status(status, raw)}
-                    return
-                if "text/event-stream" not in content_type:
-                    wrong_type = fail(
-                        f"{self.name}: expected an event stream, got content-type "
-                        f"{content_type.partition(';')[0] or 'none'!r}",
-                        "invalid_response",
-                    )
-                    yield {"type": "error", "error": wrong_type.info}
-                    return
+                log_response_status(
+                    logger,
+                    self.name,
+                    response.status_code,
+                    response.headers.get("content-type", ""),
+                )
+                await self._check_response(source.response, redactor)
                 decoder = self.decoder(request, redactor)
-                async with aclosing(_data_events(source.response, self._stall_s)) as events:
+                async with aclosing(iter_sse_data(source, self._stall_timeout)) as events:
                     async for kind, data in events:
                         log_response_data(logger, self.name, data, redactor)
                         for event in decoder.feed(kind, data):
+                            # One chunk of buffered bytes can hold many events;
+                            # a cancelled consumer must not receive the rest.
                             await checkpoint_if_cancelled()
                             yield event
+                        if decoder.ended:
+                            break
                 for event in decoder.finish():
                     await checkpoint_if_cancelled()
                     yield event
         except StreamFailed as failed:
-            yield {"type": "error", "error": _with_usage(failed.info, decoder)}
-        except StreamStalled:
-            stalled: ErrorInfo = {
-                "message": f"{self.name}: stream stalled: no event for {self._stall_s:g} s: "
-                f"POST {self.url}",
-                "code": "ETIMEDOUT",
-                "retryable": True,
-                "details": {"kind": "StreamStalled"},
-            }
-            yield {"type": "error", "error": _with_usage(stalled, decoder)}
+            yield {"type": "error", "error": with_usage(failed.info, decoder)}
+        except StreamStalled as stalled:
+            info = stalled_stream_info(self.name, stalled.seconds, redactor, url=self.url)
+            yield {"type": "error", "error": with_usage(info, decoder)}
         except Exception as exc:  # transport faults; cancellation is a BaseException
             info = transport_error_info(self.name, exc, redactor, method="POST", url=self.url)
-            yield {"type": "error", "error": _with_usage(info, decoder)}
+            yield {"type": "error", "error": with_usage(info, decoder)}
 
 
-class SSEParser:
-    """Server-sent events from decoded text, fed chunk by chunk (the
-    event-stream format: ``event:``/``data:`` fields, ``:`` comments, a blank
-    line ends an event; CRLF, CR and LF line ends). Returns (event, data)
-    for each event that carries data."""
+def _is_async_client(value: object) -> bool:
+    import httpx
 
-    __slots__ = ("_data", "_event", "_partial")
-
-    def __init__(self) -> None:
-        self._partial = ""
-        self._event = ""
-        self._data: list[str] = []
-
-    def feed(self, text: str) -> list[tuple[str, str]]:
-        text = self._partial + text
-        # A CR at the very end may be the first half of a CRLF: keep it back.
-        hold_cr = text.endswith("\r")
-        if hold_cr:
-            text = text[:-1]
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        lines = text.split("\n")
-        self._partial = lines.pop() + ("\r" if hold_cr else "")
-        out: list[tuple[str, str]] = []
-        for line in lines:
-            if not line:
-                if self._data:
-                    out.append((self._event or "message", "\n".join(self._data)))
-                self._event, self._data = "", []
-            elif line.startswith("data:"):
-                value = line[5:]
-                self._data.append(value[1:] if value.startswith(" ") else value)
-            elif line.startswith("event:"):
-                value = line[6:]
-                self._event = value[1:] if value.startswith(" ") else value
-            # comments (":") and other fields (id, retry) carry nothing we use
-        return out
-
-
-async def _data_events(response: Any, stall_s: float) -> AsyncGenerator[tuple[str, str], None]:
-    """(event name, data) of each SSE event that carries data.
-
-    httpx decodes the bytes incrementally (a character split across network
-    chunks is held until it is whole). The stall clock restarts only when a
-    data event arrives: a chunk that brings none (keep-alive comments) after
-    ``stall_s`` ends the stream. Total silence is the read timeout's job."""
-    parser = SSEParser()
-    last_data = anyio.current_time()
-    async for text in response.aiter_text():
-        events = parser.feed(text)
-        now = anyio.current_time()
-        if events:
-            last_data = now
-            for event in events:
-                yield event
-        elif now - last_data > stall_s:
-            raise StreamStalled
-
-
-class _Chain:
-    """Two redactors in a row: the provider's keys, then the agent's secrets."""
-
-    __slots__ = ("_first", "_second")
-
-    def __init__(self, first: SecretRedactor, second: SecretRedactor) -> None:
-        self._first, self._second = first, second
-
-    @property
-    def mask(self) -> str:
-        return self._first.mask
-
-    def __len__(self) -> int:
-        return len(self._first) + len(self._second)
-
-    def contains(self, text: str) -> bool:
-        return self._first.contains(text) or self._second.contains(text)
-
-    def redact_text(self, text: str) -> str:
-        return self._second.redact_text(self._first.redact_text(text))
-
-    def redact_value(self, value: Any) -> Any:
-        return self._second.redact_value(self._first.redact_value(value))
-
-
-def _with_usage(info: ErrorInfo, decoder: Decoder | None) -> ErrorInfo:
-    """Usage the provider already reported (it is billed) is kept on the error."""
-    if decoder is None or decoder.usage is None:
-        return info
-    details: dict[str, Any] = dict(info.get("details") or {})
-    details["usage"] = dict(decoder.usage)
-    return {**info, "details": details}
+    return isinstance(value, httpx.AsyncClient)

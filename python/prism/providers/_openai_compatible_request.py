@@ -14,7 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from prism.contracts import ContentBlock, JsonValue, Message, ProviderRequest, ToolDeclaration
-from prism.errors import ConfigError, PrismError
+from prism.errors import ConfigError
+from prism.providers._http_stream import (
+    RequestSerializationError,
+    cache_key_option,
+    copy_options,
+    declared_tool_name,
+    finish_body,
+    json_schema_option,
+    max_tokens_option,
+    request_options,
+    tool_choice_option,
+)
 
 ThinkingPolicy = Literal["refuse", "omit", "reasoning_content", "reasoning"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
@@ -23,12 +34,6 @@ CacheMode = Literal["automatic", "prompt_cache_key", "none"]
 _THINKING: tuple[str, ...] = ("refuse", "omit", "reasoning_content", "reasoning")
 _MAX_FIELDS: tuple[str, ...] = ("max_tokens", "max_completion_tokens")
 _CACHE_MODES: tuple[str, ...] = ("automatic", "prompt_cache_key", "none")
-
-
-class RequestSerializationError(PrismError, ValueError):
-    """A request holds something this API cannot carry."""
-
-    code = "unsupported_content"
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,76 +149,43 @@ def build_request_body(
     tools = request.get("tools")
     if tools:
         body["tools"] = [serialize_tool(t) for t in tools]
-    options: dict[str, JsonValue] = {**(default_options or {})}
-    options.update(model.get("options") or {})
-    options.update(request.get("options") or {})
+    options = request_options(request, default_options)
     _apply_options(body, options, policy)
-    if cache.mode == "prompt_cache_key":
-        key = options.get("cacheKey") or (request.get("metadata") or {}).get("sessionId")
-        if isinstance(key, str) and key:
-            body["prompt_cache_key"] = key
-    body.update(policy.extra_body)
-    extra = options.get("extraBody")
-    if extra is not None:
-        if not isinstance(extra, Mapping):
-            raise RequestSerializationError("options.extraBody must be an object")
-        body.update(extra)
-    return body
+    key = cache_key_option(request, options) if cache.mode == "prompt_cache_key" else None
+    if key is not None:
+        body["prompt_cache_key"] = key
+    return finish_body(body, policy.extra_body, options)
 
 
 def _apply_options(
     body: dict[str, Any], options: Mapping[str, JsonValue], policy: RequestPolicy
 ) -> None:
-    for key, target in _OPTION_FIELDS.items():
-        if key in options and options[key] is not None:
-            body[target] = options[key]
-    max_tokens = options.get("maxOutputTokens", options.get("maxTokens"))
+    copy_options(body, options, _OPTION_FIELDS)
+    max_tokens = max_tokens_option(options)
     if max_tokens is not None:
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
-            raise RequestSerializationError("options.maxTokens must be a positive integer")
         body[policy.max_tokens_field] = max_tokens
-    response_format = options.get("responseFormat")
-    if response_format is not None:
-        body["response_format"] = _response_format(response_format)
-    tool_choice = options.get("toolChoice")
-    if tool_choice is not None:
-        if tool_choice in ("auto", "none", "required"):
-            body["tool_choice"] = tool_choice
-        elif isinstance(tool_choice, Mapping) and isinstance(tool_choice.get("name"), str):
-            body["tool_choice"] = {"type": "function", "function": {"name": tool_choice["name"]}}
+    fmt = json_schema_option(options)
+    if fmt is not None:
+        kind, schema = fmt
+        if kind == "json_object":
+            body["response_format"] = {"type": "json_object"}
         else:
-            raise RequestSerializationError(
-                "options.toolChoice must be 'auto', 'none', 'required' or {name: ...}"
-            )
-
-
-def _response_format(value: JsonValue) -> dict[str, Any]:
-    """``{"type": "json_schema", "name", "schema"}`` -> Chat Completions'
-    ``response_format``; ``{"type": "json_object"}`` passes through."""
-    if isinstance(value, Mapping) and value.get("type") == "json_object":
-        return {"type": "json_object"}
-    if (
-        isinstance(value, Mapping)
-        and value.get("type") == "json_schema"
-        and isinstance(value.get("name"), str)
-        and isinstance(value.get("schema"), Mapping)
-    ):
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": value["name"], "schema": value["schema"], "strict": False},
-        }
-    raise RequestSerializationError(
-        "options.responseFormat must be {type: 'json_schema', name, schema} or "
-        "{type: 'json_object'}"
-    )
+            name, shape = schema
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": shape, "strict": False},
+            }
+    choice = tool_choice_option(options)
+    if choice is not None:
+        mode, name = choice
+        body["tool_choice"] = (
+            {"type": "function", "function": {"name": name}} if mode == "tool" else mode
+        )
 
 
 def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
-    name = tool.get("name")
-    if not isinstance(name, str) or not name:
-        raise RequestSerializationError("tool declaration without a name")
     fn: dict[str, Any] = {
-        "name": name,
+        "name": declared_tool_name(tool),
         "parameters": tool.get("parameters") or {"type": "object", "properties": {}},
     }
     if tool.get("description"):

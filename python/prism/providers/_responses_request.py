@@ -17,7 +17,18 @@ from typing import Any, Literal
 
 from prism.contracts import ContentBlock, JsonValue, Message, ProviderRequest, ToolDeclaration
 from prism.errors import ConfigError
-from prism.providers._http_stream import BodyError, logger
+from prism.providers._http_stream import (
+    BodyError,
+    cache_key_option,
+    copy_options,
+    declared_tool_name,
+    finish_body,
+    json_schema_option,
+    logger,
+    max_tokens_option,
+    request_options,
+    tool_choice_option,
+)
 
 ENVELOPE_PREFIX = "prism.openai-responses.v1:"
 ForeignReasoning = Literal["omit", "send"]
@@ -133,31 +144,20 @@ def build_responses_body(
     tools = request.get("tools")
     if tools:
         body["tools"] = [serialize_tool(t) for t in tools]
-    options: dict[str, JsonValue] = {**default_options, **(model.get("options") or {})}
-    options.update(request.get("options") or {})
+    options = request_options(request, default_options)
     _apply_options(body, options, policy)
-    key = options.get("cacheKey") or (request.get("metadata") or {}).get("sessionId")
-    if isinstance(key, str) and key:
+    key = cache_key_option(request, options)
+    if key is not None:
         body["prompt_cache_key"] = key
-    body.update(policy.extra_body)
-    extra = options.get("extraBody")
-    if extra is not None:
-        if not isinstance(extra, Mapping):
-            raise BodyError("options.extraBody must be an object")
-        body.update(extra)
-    return body
+    return finish_body(body, policy.extra_body, options)
 
 
 def _apply_options(
     body: dict[str, Any], options: Mapping[str, JsonValue], policy: ResponsesRequestPolicy
 ) -> None:
-    for key, target in _OPTION_FIELDS.items():
-        if options.get(key) is not None:
-            body[target] = options[key]
-    max_tokens = options.get("maxOutputTokens", options.get("maxTokens"))
+    copy_options(body, options, _OPTION_FIELDS)
+    max_tokens = max_tokens_option(options)
     if max_tokens is not None:
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
-            raise BodyError("options.maxTokens must be a positive integer")
         body["max_output_tokens"] = max_tokens
     effort = options.get("reasoningEffort")
     if effort is not None:
@@ -165,46 +165,26 @@ def _apply_options(
         if policy.reasoning_summary is not None:
             reasoning["summary"] = policy.reasoning_summary
         body["reasoning"] = reasoning
-    choice = options.get("toolChoice")
+    choice = tool_choice_option(options)
     if choice is not None:
-        if choice in ("auto", "none", "required"):
-            body["tool_choice"] = choice
-        elif isinstance(choice, Mapping) and isinstance(choice.get("name"), str):
-            body["tool_choice"] = {"type": "function", "name": choice["name"]}
-        else:
-            raise BodyError("options.toolChoice must be 'auto', 'none', 'required' or {name: ...}")
-    fmt = options.get("responseFormat")
+        mode, name = choice
+        body["tool_choice"] = {"type": "function", "name": name} if mode == "tool" else mode
+    fmt = json_schema_option(options)
     if fmt is not None:
-        if isinstance(fmt, Mapping) and fmt.get("type") == "json_object":
+        kind, schema = fmt
+        if kind == "json_object":
             body["text"] = {"format": {"type": "json_object"}}
-        elif (
-            isinstance(fmt, Mapping)
-            and fmt.get("type") == "json_schema"
-            and isinstance(fmt.get("name"), str)
-            and isinstance(fmt.get("schema"), Mapping)
-        ):
-            body["text"] = {
-                "format": {
-                    "type": "json_schema",
-                    "name": fmt["name"],
-                    "schema": fmt["schema"],
-                    "strict": False,
-                }
-            }
         else:
-            raise BodyError(
-                "options.responseFormat must be {type: 'json_schema', name, schema} or "
-                "{type: 'json_object'}"
-            )
+            name, shape = schema
+            body["text"] = {
+                "format": {"type": "json_schema", "name": name, "schema": shape, "strict": False}
+            }
 
 
 def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
-    name = tool.get("name")
-    if not isinstance(name, str) or not name:
-        raise BodyError("tool declaration without a name")
     out: dict[str, Any] = {
         "type": "function",
-        "name": name,
+        "name": declared_tool_name(tool),
         "parameters": tool.get("parameters") or {"type": "object", "properties": {}},
         "strict": False,
     }

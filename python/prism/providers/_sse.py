@@ -1,8 +1,10 @@
-"""Server-sent events for streaming provider adapters: the data events of a
-stream with a stall timer, and text deltas joined across chunk boundaries.
+"""Server-sent events for every streaming provider adapter: the data events
+of a stream (parsed by httpx-sse) with a stall timer, and text deltas joined
+across chunk boundaries.
 
-Shared by every adapter that reads an SSE stream with httpx-sse, so each gets
-the same two guarantees:
+The one SSE layer of Prism: the Chat Completions, Anthropic Messages and
+Responses adapters all read their streams here, so each gets the same two
+guarantees:
 
 - **A stall ends the stream.** httpx's read timeout counts time since the last
   *byte*, and a server that sends only keep-alive comments (OpenRouter
@@ -73,8 +75,10 @@ def check_stall_timeout(value: object) -> float | None:
 
 async def iter_sse_data(
     source: EventSource, stall_timeout: float | None
-) -> AsyncGenerator[str, None]:
-    """Each non-empty data field of ``source`` (whitespace stripped), in order.
+) -> AsyncGenerator[tuple[str, str], None]:
+    """``(event name, data)`` of each event of ``source`` that carries data
+    (whitespace stripped), in order; the name is ``"message"`` when the
+    server sent none.
 
     Raises :class:`StreamStalled` when ``stall_timeout`` seconds pass without
     a data event while this generator waits for the server. The clock starts
@@ -103,7 +107,7 @@ async def iter_sse_data(
                 data = event.data.strip()
                 if data:
                     break
-            yield data
+            yield event.event, data
     finally:
         await events.aclose()
 

@@ -9,24 +9,32 @@ and classifies errors (529 overload and 429 retryable, with Retry-After).
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from prism.contracts import ErrorInfo, JsonValue, ModelConfig, ProviderEvent, ProviderRequest, Usage
-from prism.errors import ConfigError
 from prism.providers._anthropic_request import (
     AnthropicRequestPolicy,
     PrefixMemory,
     build_messages_body,
     reasoning_envelope,
 )
-from prism.providers._http_stream import Decoder, HttpStreamProvider, fail, logger
-from prism.providers._openai_compatible_errors import PROVIDER_CODE_CHARS, TRANSIENT_STATUSES
+from prism.providers._http_stream import (
+    Decoder,
+    HttpStreamProvider,
+    StreamFailed,
+    credential_source,
+    fail,
+    logger,
+    malformed,
+    object_arguments,
+    parse_event,
+    stall_timeout_of,
+    stream_error,
+)
 from prism.security.credentials import CredentialSource
-from prism.security.limits import too_deep_path
-from prism.security.redaction import SecretRedactor, redact_then_clip
+from prism.security.redaction import SecretRedactor
 
 if TYPE_CHECKING:
     import httpx
@@ -117,18 +125,7 @@ class _MessagesDecoder(Decoder):
         self.calls = 0
 
     def feed(self, event: str, data: str) -> list[ProviderEvent]:
-        try:
-            payload = json.loads(data)
-        except ValueError as exc:
-            raise fail(
-                f"{self.name}: malformed stream event (invalid JSON at char {getattr(exc, 'pos', '?')})",
-                "malformed_chunk",
-                retryable=True,
-            ) from None
-        if not isinstance(payload, dict):
-            raise fail(
-                f"{self.name}: stream event is not a JSON object", "malformed_chunk", retryable=True
-            )
+        payload = parse_event(self.name, data)
         kind = payload.get("type", event)
         handler = _HANDLERS.get(kind)
         if handler is None:
@@ -148,11 +145,7 @@ class _MessagesDecoder(Decoder):
         index = payload.get("index")
         raw = payload.get("content_block")
         if not isinstance(index, int) or not isinstance(raw, dict):
-            raise fail(
-                f"{self.name}: content_block_start without index or block",
-                "malformed_chunk",
-                retryable=True,
-            )
+            raise malformed(self.name, "content_block_start without index or block")
         block = self.blocks[index] = _Block(str(raw.get("type")))
         if block.kind == "tool_use":
             block.id, block.name = str(raw.get("id") or ""), str(raw.get("name") or "")
@@ -183,11 +176,7 @@ class _MessagesDecoder(Decoder):
         block = self.blocks.get(payload.get("index"))  # type: ignore[arg-type]
         delta = payload.get("delta")
         if block is None or not isinstance(delta, dict):
-            raise fail(
-                f"{self.name}: content_block_delta for an unopened block",
-                "malformed_chunk",
-                retryable=True,
-            )
+            raise malformed(self.name, "content_block_delta for an unopened block")
         kind = delta.get("type")
         if kind == "text_delta" and isinstance(delta.get("text"), str):
             block.text.append(delta["text"])
@@ -229,7 +218,7 @@ class _MessagesDecoder(Decoder):
         if block is None:
             return []
         if block.kind == "tool_use":
-            arguments = _object_arguments("".join(block.json))
+            arguments = object_arguments("".join(block.json))
             if arguments is None or not block.id:
                 # The call stays as its deltas; the runtime answers it with an
                 # invalid_arguments tool result so the model can correct itself.
@@ -249,11 +238,7 @@ class _MessagesDecoder(Decoder):
             )
         elif block.kind == "redacted_thinking":
             if block.data is None:
-                raise fail(
-                    f"{self.name}: redacted_thinking block without data",
-                    "malformed_chunk",
-                    retryable=True,
-                )
+                raise malformed(self.name, "redacted_thinking block without data")
             self.reasoning.append({"type": "redacted_thinking", "data": block.data})
         else:
             return []
@@ -321,31 +306,11 @@ _HANDLERS: dict[str, Callable[[_MessagesDecoder, dict[str, Any]], list[ProviderE
 }
 
 
-def _object_arguments(raw: str) -> dict[str, Any] | None:
-    text = raw.strip()
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(value, dict) or too_deep_path(value) is not None:
-        return None
-    return value
-
-
-def _stream_error(provider: str, err: Any, redactor: SecretRedactor) -> Exception:
+def _stream_error(provider: str, err: Any, redactor: SecretRedactor) -> StreamFailed:
     err = err if isinstance(err, dict) else {}
     kind = err.get("type") if isinstance(err.get("type"), str) else "error"
     message = err.get("message") if isinstance(err.get("message"), str) else ""
-    status = _ERROR_STATUS.get(kind)
-    text = redact_then_clip(f"{provider}: stream error: {kind}: {message}", redactor, 1000)
-    code = str(status) if status is not None else "provider_stream_error"
-    exc = fail(text, code, retryable=status in TRANSIENT_STATUSES if status else False)
-    exc.info["details"] = {"providerCode": redact_then_clip(kind, redactor, PROVIDER_CODE_CHARS)}
-    if status is not None:
-        exc.info["status"] = status
-    return exc
+    return stream_error(provider, kind, message, _ERROR_STATUS.get(kind), redactor)
 
 
 def classify_anthropic_error(info: ErrorInfo, body: str) -> ErrorInfo:
@@ -370,9 +335,6 @@ class AnthropicProvider(HttpStreamProvider):
         self.request_policy = request_policy
         self._headers.setdefault("anthropic-version", version)
         self._prefixes = PrefixMemory()
-
-    def __repr__(self) -> str:
-        return f"AnthropicProvider(name={self.name!r}, url={self.url!r})"
 
     def build_body(self, request: ProviderRequest) -> dict[str, Any]:
         """The JSON body ``generate`` sends (raises ``BodyError``). Remembers
@@ -405,7 +367,7 @@ def create_anthropic_provider(
     name: str = "anthropic",
     request_policy: AnthropicRequestPolicy | None = None,
     default_options: Mapping[str, JsonValue] | None = None,
-    redactor: SecretRedactor | None = None,
+    redactor: SecretRedactor,
     path: str = "/v1/messages",
     version: str = ANTHROPIC_VERSION,
     models: Sequence[ModelConfig] = (),
@@ -415,16 +377,12 @@ def create_anthropic_provider(
     per request) is sent as ``x-api-key``; ``redactor`` is the agent's
     :class:`~prism.security.redaction.SecretRedactor`, applied to every error
     text after the provider's own key redaction."""
-    if api_key is not None and credential is not None:
-        raise ConfigError("pass api_key or credential, not both")
-    if api_key is not None and (not isinstance(api_key, str) or not api_key):
-        raise ConfigError("api_key must be a non-empty string")
     return AnthropicProvider(
         request_policy=request_policy or AnthropicRequestPolicy(),
         version=version,
         base_url=base_url,
         path=path,
-        credential=api_key if api_key is not None else credential,
+        credential=credential_source(api_key, credential),
         http_client=http_client,
         headers=headers,
         timeout=timeout,
@@ -434,4 +392,5 @@ def create_anthropic_provider(
         credential_secrets=(api_key,) if api_key is not None else (),
         models=models,
         clock=clock,
+        stall_timeout=stall_timeout_of(timeout),
     )

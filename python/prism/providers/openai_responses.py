@@ -8,23 +8,31 @@ outputs map to Prism tool calls and results, and usage reports cached input.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from prism.contracts import ErrorInfo, JsonValue, ModelConfig, ProviderEvent, ProviderRequest, Usage
-from prism.errors import ConfigError
-from prism.providers._http_stream import Decoder, HttpStreamProvider, StreamFailed, fail, logger
-from prism.providers._openai_compatible_errors import PROVIDER_CODE_CHARS
+from prism.providers._http_stream import (
+    Decoder,
+    HttpStreamProvider,
+    StreamFailed,
+    credential_source,
+    fail,
+    logger,
+    malformed,
+    object_arguments,
+    parse_event,
+    stall_timeout_of,
+    stream_error,
+)
 from prism.providers._responses_request import (
     ResponsesRequestPolicy,
     build_responses_body,
     reasoning_envelope,
 )
 from prism.security.credentials import CredentialSource
-from prism.security.limits import too_deep_path
-from prism.security.redaction import SecretRedactor, redact_then_clip
+from prism.security.redaction import SecretRedactor
 
 if TYPE_CHECKING:
     import httpx
@@ -80,18 +88,7 @@ class _ResponsesDecoder(Decoder):
         self.completed = False
 
     def feed(self, event: str, data: str) -> list[ProviderEvent]:
-        try:
-            payload = json.loads(data)
-        except ValueError as exc:
-            raise fail(
-                f"{self.name}: malformed stream event (invalid JSON at char {getattr(exc, 'pos', '?')})",
-                "malformed_chunk",
-                retryable=True,
-            ) from None
-        if not isinstance(payload, dict):
-            raise fail(
-                f"{self.name}: stream event is not a JSON object", "malformed_chunk", retryable=True
-            )
+        payload = parse_event(self.name, data)
         kind = payload.get("type", event)
         if kind in ("response.output_text.delta", "response.refusal.delta"):
             return [{"type": "content_delta", "text": _text(payload, "delta")}]
@@ -100,11 +97,7 @@ class _ResponsesDecoder(Decoder):
         if kind == "response.function_call_arguments.delta":
             slot = self.calls.get(payload.get("output_index"))  # type: ignore[arg-type]
             if slot is None:
-                raise fail(
-                    f"{self.name}: arguments for an unopened function call",
-                    "malformed_chunk",
-                    retryable=True,
-                )
+                raise malformed(self.name, "arguments for an unopened function call")
             return [
                 {
                     "type": "tool_call_delta",
@@ -136,9 +129,7 @@ class _ResponsesDecoder(Decoder):
             return []
         position = payload.get("output_index")
         if not isinstance(position, int):
-            raise fail(
-                f"{self.name}: output item without output_index", "malformed_chunk", retryable=True
-            )
+            raise malformed(self.name, "output item without output_index")
         name = item.get("name")
         if not isinstance(name, str) or not name:
             raise fail(f"{self.name}: function call #{position} has no name", "invalid_tool_call")
@@ -157,7 +148,7 @@ class _ResponsesDecoder(Decoder):
             return []
         if item.get("type") == "function_call":
             slot = self.calls.get(payload.get("output_index"))  # type: ignore[arg-type]
-            arguments = _object_arguments(item.get("arguments"))
+            arguments = object_arguments(item.get("arguments"))
             call_id = item.get("call_id") or (slot[1] if slot else "")
             if slot is None or arguments is None or not call_id:
                 return []  # stays as deltas; the runtime answers invalid_arguments
@@ -195,21 +186,14 @@ class _ResponsesDecoder(Decoder):
         err = err if isinstance(err, dict) else {}
         code = err.get("code") if isinstance(err.get("code"), str) else "error"
         message = err.get("message") if isinstance(err.get("message"), str) else ""
-        status = _CODE_STATUS.get(code)
-        text = redact_then_clip(
-            f"{self.name}: stream error: {code}: {message}", self.redactor, 1000
+        return stream_error(
+            self.name,
+            code,
+            message,
+            _CODE_STATUS.get(code),
+            self.redactor,
+            otherwise=_classify_code(code, message),
         )
-        failed = fail(
-            text,
-            str(status) if status else _classify_code(code, message),
-            retryable=status is not None,
-        )
-        failed.info["details"] = {
-            "providerCode": redact_then_clip(code, self.redactor, PROVIDER_CODE_CHARS)
-        }
-        if status is not None:
-            failed.info["status"] = status
-        return failed
 
     def finish(self) -> list[ProviderEvent]:
         if not self.completed:
@@ -232,20 +216,6 @@ class _ResponsesDecoder(Decoder):
 def _text(payload: Mapping[str, Any], key: str) -> str:
     value = payload.get(key)
     return value if isinstance(value, str) else ""
-
-
-def _object_arguments(raw: Any) -> dict[str, Any] | None:
-    if not isinstance(raw, str):
-        return None
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(value, dict) or too_deep_path(value) is not None:
-        return None
-    return value
 
 
 def _classify_code(code: str, message: str) -> str:
@@ -272,9 +242,6 @@ class OpenAIResponsesProvider(HttpStreamProvider):
         super().__init__(**kwargs)
         self.request_policy = request_policy
 
-    def __repr__(self) -> str:
-        return f"OpenAIResponsesProvider(name={self.name!r}, url={self.url!r})"
-
     def build_body(self, request: ProviderRequest) -> dict[str, Any]:
         """The JSON body ``generate`` sends (raises ``BodyError``)."""
         return build_responses_body(
@@ -299,7 +266,7 @@ def create_openai_responses_provider(
     name: str = "openai-responses",
     request_policy: ResponsesRequestPolicy | None = None,
     default_options: Mapping[str, JsonValue] | None = None,
-    redactor: SecretRedactor | None = None,
+    redactor: SecretRedactor,
     path: str = "/responses",
     models: Sequence[ModelConfig] = (),
     clock: Callable[[], float] = time.time,
@@ -307,15 +274,11 @@ def create_openai_responses_provider(
     """An OpenAI Responses provider (``Authorization: Bearer``). ``redactor``
     is the agent's SecretRedactor, applied after the provider's own key
     redaction."""
-    if api_key is not None and credential is not None:
-        raise ConfigError("pass api_key or credential, not both")
-    if api_key is not None and (not isinstance(api_key, str) or not api_key):
-        raise ConfigError("api_key must be a non-empty string")
     return OpenAIResponsesProvider(
         request_policy=request_policy or ResponsesRequestPolicy(),
         base_url=base_url,
         path=path,
-        credential=api_key if api_key is not None else credential,
+        credential=credential_source(api_key, credential),
         http_client=http_client,
         headers=headers,
         timeout=timeout,
@@ -325,4 +288,5 @@ def create_openai_responses_provider(
         credential_secrets=(api_key,) if api_key is not None else (),
         models=models,
         clock=clock,
+        stall_timeout=stall_timeout_of(timeout),
     )

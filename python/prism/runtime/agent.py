@@ -27,6 +27,8 @@ from prism.tools.registry import ToolRegistry
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from prism.attention.calibration import TokenCalibration
+
 
 class Agent:
     """Holds an :class:`AgentConfig`; sessions share it (and nothing else).
@@ -206,6 +208,7 @@ def create_agent(
     durable: bool = False,
     persist_session_state: bool = False,
     checkpoint_state: Sequence[CheckpointState] = (),
+    token_calibration: TokenCalibration | None = None,
 ) -> Agent:
     """Validate the configuration once (``ConfigError`` names the bad option)
     and return an :class:`Agent`. See docs/runtime.md for each option."""
@@ -234,5 +237,6 @@ def create_agent(
             durable=durable,
             persist_session_state=persist_session_state,
             checkpoint_state=checkpoint_state,
+            token_calibration=token_calibration,
         )
     )

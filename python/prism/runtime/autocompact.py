@@ -10,6 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from prism import _native
 from prism.compaction import (
     CompactionContext,
     CompactionOptions,
@@ -21,6 +22,7 @@ from prism.compaction import (
 )
 from prism.contracts import CompactionTrigger, SessionEntry
 from prism.errors import ConfigError
+from prism.runtime.calibrate import token_scale
 from prism.runtime.config import AgentConfig
 from prism.runtime.context import RunPort, RunSettings
 from prism.runtime.steps import Steps
@@ -108,6 +110,7 @@ async def compact_branch(
         # A strategy that calls a model retries the way the run would.
         retry=settings.retry,
         sleep=config.sleep,
+        token_scale=token_scale(settings, settings.model_on(branch)),
     )
 
     async def summarize() -> CompactionResult:
@@ -153,10 +156,17 @@ def _compiled_estimate(settings: RunSettings, port: RunPort) -> Any:
     history is long. None keeps the raw estimate."""
     compiler = settings.attention
     if compiler is None:
-        return None
+        if settings.config.token_calibration is None:
+            return None
+        # Calibrated: the plain estimate, in the provider's tokens.
+        scale = token_scale(settings, settings.model_on(port.branch))
+        messages = port.branch.messages
+        return lambda: round(scale * sum(map(_native.estimate_message_tokens, messages)))
     from prism.attention import estimate_compiled_tokens
 
     messages = port.branch.messages
+    # The gate's own frame already carries the calibrated scale (its cap is
+    # divided by the frontier's token_scale), so this estimate is not scaled.
     return lambda: estimate_compiled_tokens(compiler, messages, frontier=port.frontier)
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
+from prism.attention.calibration import TokenCalibration
 from prism.compaction import CompactionOptions
 from prism.contracts import ModelConfig
 from prism.errors import ConfigError, UnknownNameError
@@ -83,6 +84,7 @@ class AgentConfig:
     durable: bool = False
     persist_session_state: bool = False
     checkpoint_state: tuple[CheckpointState, ...] = ()
+    token_calibration: TokenCalibration | None = None
 
     def provider_for(self, model: Mapping[str, Any]) -> AIProvider:
         """The provider a turn on ``model`` talks to: the registered provider
@@ -141,6 +143,7 @@ class AgentConfig:
         durable: bool = False,
         persist_session_state: bool = False,
         checkpoint_state: Sequence[CheckpointState] = (),
+        token_calibration: TokenCalibration | None = None,
     ) -> AgentConfig:
         checked_model = validate_model(model)
         generate = getattr(provider, "generate", None)
@@ -192,7 +195,17 @@ class AgentConfig:
             durable=_check_bool(durable, "durable"),
             persist_session_state=_check_bool(persist_session_state, "persist_session_state"),
             checkpoint_state=check_checkpoint_state(checkpoint_state),
+            token_calibration=_check_calibration(token_calibration),
         )
+
+
+def _check_calibration(value: object) -> TokenCalibration | None:
+    if value is not None and not isinstance(value, TokenCalibration):
+        raise ConfigError(
+            "token_calibration must be a prism.attention.TokenCalibration, got "
+            f"{type(value).__name__}"
+        )
+    return value
 
 
 def _check_builders(input_builder: object, prompt_builder: object, attention: object) -> None:

@@ -29,6 +29,7 @@ from prism.retry import (
     with_refusal,
 )
 from prism.runtime.autocompact import maybe_auto_compact
+from prism.runtime.calibrate import learn_from_turn
 from prism.runtime.context import Run, RunPort, RunProgress, RunSettings
 from prism.runtime.result import RunResult
 from prism.runtime.steps import Steps, error_result
@@ -165,10 +166,9 @@ async def _provider_turn(
             "prism.provider_turn", turn, TurnOutcome.to_record, TurnOutcome.from_record
         )
         if outcome.error is None:
+            learn_from_turn(settings, port, request, outcome.usage)
             return outcome
-        info: ErrorInfo = outcome.error
-        if options is not None:
-            info = redact_error_info(info, options.redactor)
+        info: ErrorInfo = redact_error_info(outcome.error, settings.config.redactor)
         if policy is None or options is None or outcome.output_started:
             raise ProviderError(info)
         ctx = RetryContext(

@@ -424,6 +424,7 @@ class Instrumentation:
 
     def _subagent_stopped(self, _run: _RunSpans | None, event: Mapping[str, Any]) -> None:
         self._subagent_parents.pop(str(event.get("childSessionId", "")), None)
+
     # --- approvals -----------------------------------------------------------------
 
     def _approval_attributes(self, call_id: str, tool: str) -> dict[str, Any]:

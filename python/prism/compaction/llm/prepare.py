@@ -233,10 +233,14 @@ def prepare_llm_compaction(
     The cut comes from :func:`find_llm_compaction_cut_point`. When the whole
     live branch fits ``keep_recent_tokens`` the newest turn is kept and the
     turns before it are summarized, since a compaction was asked for; only a
-    single-turn branch has nothing to summarize (``has_work`` is False)."""
+    single-turn branch has nothing to summarize (``has_work`` is False).
+    Token counts are in the provider's tokens: each estimate is multiplied by
+    ``context.token_scale`` (the agent's calibration; 1.0 without one)."""
+    scale = 1.0
     if isinstance(context, CompactionContext):
         entries = list(context.entries)
         session_id, trigger = context.session_id, context.trigger
+        scale = context.token_scale
     else:
         entries = list(context)
         session_id = entries[0]["sessionId"] if entries else ""
@@ -245,6 +249,8 @@ def prepare_llm_compaction(
 
     live, previous = _live_region(entries)
     counts = list(map(_native.estimate_entry_tokens, live))
+    if scale != 1.0:
+        counts = [round(count * scale) for count in counts]
     cut = find_llm_compaction_cut_point(
         live, keep_recent_tokens=keep_recent_tokens, token_counts=counts
     )

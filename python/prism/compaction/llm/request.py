@@ -205,8 +205,6 @@ async def request_summary(
                 )
             return summary
         info = redact_error_info(error, redactor)
-        if retry is not None:
-            info = redact_error_info(info, retry.redactor)  # the retry options' own secrets
         if policy is None or retry is None:
             raise ProviderError(info)
         context = RetryContext(

@@ -104,10 +104,12 @@ class ObservationalMemoryCompactionStrategy:
         reflections = projection.reflections
         hidden = list(projection.hidden_observation_ids)
         full_fold = False
-        if projection.observation_tokens > self.settings.observations_pool_max_tokens:
-            observations, newly_hidden = plan_full_fold(
-                observations, reflections, self.settings.observations_pool_target_tokens
-            )
+        # Thresholds are in the provider's tokens; the projection counts
+        # chars/4, so the agent's calibration (token_scale) converts.
+        scale = context.token_scale
+        if projection.observation_tokens * scale > self.settings.observations_pool_max_tokens:
+            target = int(self.settings.observations_pool_target_tokens / scale)
+            observations, newly_hidden = plan_full_fold(observations, reflections, target)
             hidden.extend(newly_hidden)
             full_fold = True
         redactor = context.redactor  # the agent's: the one redactor of the run

@@ -11,14 +11,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from prism.contracts import JsonValue, ModelConfig
-from prism.errors import ConfigError, UnknownNameError
+from prism.errors import UnknownNameError
 from prism.providers.anthropic import (
     AnthropicProvider,
     AnthropicRequestPolicy,
     create_anthropic_provider,
 )
-from prism.providers.packages.base import model_config
-from prism.security.credentials import CredentialResolver, CredentialSource, env_credential
+from prism.providers.packages.base import credential_chain, model_config
+from prism.security.credentials import CredentialSource
 
 if TYPE_CHECKING:
     import httpx
@@ -72,25 +72,13 @@ def create_anthropic_package_provider(
     timeout: httpx.Timeout | float | None = None,
     request_policy: AnthropicRequestPolicy | None = None,
     default_options: Mapping[str, JsonValue] | None = None,
-    redactor: SecretRedactor | None = None,
+    redactor: SecretRedactor,
     **kwargs: Any,
 ) -> AnthropicProvider:
     """The Anthropic provider with this package's models. The credential is
     looked up as in the other presets: ``api_key``, ``credential``, then
     ``env`` (a mapping the host passes) under ``ANTHROPIC_API_KEY``."""
-    chain: list[str | CredentialResolver] = []
-    if credential is not None:
-        if isinstance(credential, str | CredentialResolver):
-            chain.append(credential)
-        else:
-            chain.extend(c for c in credential if c is not None)
-    if env is not None:
-        chain.append(env_credential(env, *ENV_VARS))
-    if api_key is None and not chain:
-        raise ConfigError(
-            f"{NAME} needs a credential: pass api_key=..., credential=..., or env=<mapping> "
-            f"holding {' or '.join(ENV_VARS)}"
-        )
+    chain = credential_chain(NAME, None, credential, env, ENV_VARS, required=api_key is None)
     return create_anthropic_provider(
         api_key=api_key,
         credential=(chain or None) if api_key is None else None,

@@ -4,6 +4,7 @@ imports the preset it uses, or looks it up in ``PROVIDER_PRESETS`` by name."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -14,9 +15,9 @@ from prism.providers.openai_compatible import (
     CachePolicy,
     OpenAICompatibleProvider,
     RequestPolicy,
-    create_openai_compatible_provider,
 )
 from prism.security.credentials import CredentialResolver, CredentialSource, env_credential
+from prism.security.redaction import SecretRedactor
 
 if TYPE_CHECKING:
     import httpx
@@ -111,6 +112,61 @@ def model_config(
     return config
 
 
+ModelRow = (
+    tuple[str, int, int, float, float, float] | tuple[str, int, int, float, float, float, float]
+)
+"""(model, context window, max output tokens, then USD per million tokens:
+input, output, cache read[, cache write])."""
+
+
+def model_table(provider: str, *rows: ModelRow) -> tuple[ModelConfig, ...]:
+    """A preset's model list from compact rows (see :data:`ModelRow`)."""
+    return tuple(
+        model_config(
+            provider,
+            row[0],
+            context_window=row[1],
+            max_output_tokens=row[2],
+            input=row[3],
+            output=row[4],
+            cache_read=row[5],
+            cache_write=row[6] if len(row) > 6 else None,
+        )
+        for row in rows
+    )
+
+
+def credential_chain(
+    name: str,
+    api_key: str | None,
+    credential: CredentialSource | None,
+    env: Mapping[str, str] | None,
+    env_vars: Sequence[str],
+    required: bool = True,
+) -> list[str | CredentialResolver]:
+    """Where a preset looks for its key, in order: ``api_key``, ``credential``,
+    then ``env`` (a mapping the host passes) under ``env_vars``. Empty only
+    when the preset needs no key; else ConfigError says what to pass."""
+    chain: list[str | CredentialResolver] = []
+    if api_key is not None:
+        if not isinstance(api_key, str) or not api_key:
+            raise ConfigError(f"{name}: api_key must be a non-empty string")
+        chain.append(api_key)
+    if credential is not None:
+        if isinstance(credential, str | CredentialResolver):
+            chain.append(credential)
+        else:
+            chain.extend(c for c in credential if c is not None)
+    if env is not None and env_vars:
+        chain.append(env_credential(env, *env_vars))
+    if not chain and required:
+        raise ConfigError(
+            f"{name} needs a credential: pass api_key=..., credential=..., or "
+            f"env=<mapping> holding {' or '.join(env_vars)}"
+        )
+    return chain
+
+
 def create_preset_provider(
     package: ProviderPackage,
     api_key: str | None = None,
@@ -125,33 +181,20 @@ def create_preset_provider(
     request_policy: RequestPolicy | None = None,
     cache_policy: CachePolicy | None = None,
     default_options: Mapping[str, JsonValue] | None = None,
-    secrets: Sequence[str] = (),
+    redactor: SecretRedactor,
     clock: Callable[[], float] | None = None,
 ) -> OpenAICompatibleProvider:
     """Build ``package``'s provider. The credential is looked up in this order:
     ``api_key``, ``credential``, then ``env`` (a mapping the host passes, e.g.
-    ``os.environ``) under the package's ``auth.env_vars``."""
-    chain: list[str | CredentialResolver] = []
-    if api_key is not None:
-        if not isinstance(api_key, str) or not api_key:
-            raise ConfigError(f"{package.name}: api_key must be a non-empty string")
-        chain.append(api_key)
-    if credential is not None:
-        if isinstance(credential, str | CredentialResolver):
-            chain.append(credential)
-        else:
-            chain.extend(c for c in credential if c is not None)
-    if env is not None and package.auth.env_vars:
-        chain.append(env_credential(env, *package.auth.env_vars))
-    if not chain and package.auth.required:
-        raise ConfigError(
-            f"{package.name} needs a credential: pass api_key=..., credential=..., or "
-            f"env=<mapping> holding {' or '.join(package.auth.env_vars)}"
-        )
+    ``os.environ``) under the package's ``auth.env_vars``. ``redactor`` is
+    the agent's (required; see ``create_openai_compatible_provider``)."""
+    chain = credential_chain(
+        package.name, api_key, credential, env, package.auth.env_vars, package.auth.required
+    )
     merged_headers = {**package.headers, **(headers or {})}
-    extra: dict[str, Any] = {} if clock is None else {"clock": clock}
-    return create_openai_compatible_provider(
+    return OpenAICompatibleProvider(
         base_url=base_url or package.base_url,
+        path="/chat/completions",
         credential=chain or None,
         http_client=http_client,
         headers=merged_headers,
@@ -160,14 +203,15 @@ def create_preset_provider(
         request_policy=request_policy or package.request_policy,
         cache_policy=cache_policy or package.cache_policy,
         default_options=default_options,
-        secrets=secrets,
+        redactor=redactor,
+        # A known key is redacted from the start (and validated now).
         credential_secrets=(api_key,) if api_key is not None else (),
         auth_header=package.auth.header,
         auth_scheme=package.auth.scheme,
         models=package.models
         if name is None
         else tuple({**m, "provider": name} for m in package.models),
-        **extra,
+        clock=clock or time.time,
     )
 
 

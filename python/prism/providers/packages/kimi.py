@@ -11,7 +11,7 @@ from prism.providers.packages.base import (
     AuthDescriptor,
     ProviderPackage,
     create_preset_provider,
-    model_config,
+    model_table,
 )
 
 NAME = "kimi"
@@ -24,34 +24,11 @@ KIMI_PACKAGE = ProviderPackage(
         env_vars=("MOONSHOT_API_KEY", "KIMI_API_KEY"),
         key_url="https://platform.moonshot.ai/console/api-keys",
     ),
-    models=(
-        model_config(
-            NAME,
-            "kimi-k2-0905-preview",
-            context_window=262_144,
-            max_output_tokens=32_768,
-            input=0.6,
-            output=2.5,
-            cache_read=0.15,
-        ),
-        model_config(
-            NAME,
-            "kimi-k2-turbo-preview",
-            context_window=262_144,
-            max_output_tokens=32_768,
-            input=2.4,
-            output=10.0,
-            cache_read=0.6,
-        ),
-        model_config(
-            NAME,
-            "kimi-k2-thinking",
-            context_window=262_144,
-            max_output_tokens=32_768,
-            input=0.6,
-            output=2.5,
-            cache_read=0.15,
-        ),
+    models=model_table(
+        NAME,
+        ("kimi-k2-0905-preview", 262_144, 32_768, 0.6, 2.5, 0.15),
+        ("kimi-k2-turbo-preview", 262_144, 32_768, 2.4, 10.0, 0.6),
+        ("kimi-k2-thinking", 262_144, 32_768, 0.6, 2.5, 0.15),
     ),
     default_model="kimi-k2-0905-preview",
     request_policy=RequestPolicy(thinking="reasoning_content"),

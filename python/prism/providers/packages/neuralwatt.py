@@ -14,7 +14,7 @@ from prism.providers.packages.base import (
     AuthDescriptor,
     ProviderPackage,
     create_preset_provider,
-    model_config,
+    model_table,
 )
 
 NAME = "neuralwatt"
@@ -24,25 +24,10 @@ NEURALWATT_PACKAGE = ProviderPackage(
     title="Neuralwatt",
     base_url="https://api.neuralwatt.com/v1",
     auth=AuthDescriptor(env_vars=("NEURALWATT_API_KEY",), key_url="https://portal.neuralwatt.com"),
-    models=(
-        model_config(
-            NAME,
-            "Qwen/Qwen3-Coder-480B-A35B-Instruct",
-            context_window=262_144,
-            max_output_tokens=65_536,
-            input=0.0,
-            output=0.0,
-            cache_read=0.0,
-        ),
-        model_config(
-            NAME,
-            "openai/gpt-oss-120b",
-            context_window=131_072,
-            max_output_tokens=32_768,
-            input=0.0,
-            output=0.0,
-            cache_read=0.0,
-        ),
+    models=model_table(
+        NAME,
+        ("Qwen/Qwen3-Coder-480B-A35B-Instruct", 262_144, 65_536, 0.0, 0.0, 0.0),
+        ("openai/gpt-oss-120b", 131_072, 32_768, 0.0, 0.0, 0.0),
     ),
     default_model="openai/gpt-oss-120b",
     request_policy=RequestPolicy(thinking="reasoning_content"),

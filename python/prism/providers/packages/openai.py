@@ -19,17 +19,10 @@ from prism.providers.packages.base import (
     AuthDescriptor,
     ProviderPackage,
     create_preset_provider,
-    model_config,
+    model_table,
 )
 
 NAME = "openai"
-
-
-def _m(model: str, ctx: int, out: int, inp: float, outp: float, read: float) -> Any:
-    return model_config(
-        NAME, model, context_window=ctx, max_output_tokens=out, input=inp, output=outp,
-        cache_read=read,
-    )  # fmt: skip
 
 
 OPENAI_PACKAGE = ProviderPackage(
@@ -39,12 +32,13 @@ OPENAI_PACKAGE = ProviderPackage(
     auth=AuthDescriptor(
         env_vars=("OPENAI_API_KEY",), key_url="https://platform.openai.com/api-keys"
     ),
-    models=(
-        _m("gpt-5", 400_000, 128_000, 1.25, 10.0, 0.125),
-        _m("gpt-5-mini", 400_000, 128_000, 0.25, 2.0, 0.025),
-        _m("gpt-4.1", 1_047_576, 32_768, 2.0, 8.0, 0.5),
-        _m("gpt-4.1-mini", 1_047_576, 32_768, 0.4, 1.6, 0.1),
-        _m("gpt-4o-mini", 128_000, 16_384, 0.15, 0.6, 0.075),
+    models=model_table(
+        NAME,
+        ("gpt-5", 400_000, 128_000, 1.25, 10.0, 0.125),
+        ("gpt-5-mini", 400_000, 128_000, 0.25, 2.0, 0.025),
+        ("gpt-4.1", 1_047_576, 32_768, 2.0, 8.0, 0.5),
+        ("gpt-4.1-mini", 1_047_576, 32_768, 0.4, 1.6, 0.1),
+        ("gpt-4o-mini", 128_000, 16_384, 0.15, 0.6, 0.075),
     ),
     default_model="gpt-4.1-mini",
     request_policy=RequestPolicy(thinking="omit", max_tokens_field="max_completion_tokens"),

@@ -12,7 +12,7 @@ from prism.providers.packages.base import (
     AuthDescriptor,
     ProviderPackage,
     create_preset_provider,
-    model_config,
+    model_table,
 )
 
 NAME = "opencode-go"
@@ -22,25 +22,10 @@ OPENCODE_GO_PACKAGE = ProviderPackage(
     title="OpenCode Go",
     base_url="https://opencode.ai/zen/go/v1",
     auth=AuthDescriptor(env_vars=("OPENCODE_API_KEY",), key_url="https://opencode.ai/auth"),
-    models=(
-        model_config(
-            NAME,
-            "glm-4.6",
-            context_window=200_000,
-            max_output_tokens=128_000,
-            input=0.0,
-            output=0.0,
-            cache_read=0.0,
-        ),
-        model_config(
-            NAME,
-            "kimi-k2",
-            context_window=262_144,
-            max_output_tokens=32_768,
-            input=0.0,
-            output=0.0,
-            cache_read=0.0,
-        ),
+    models=model_table(
+        NAME,
+        ("glm-4.6", 200_000, 128_000, 0.0, 0.0, 0.0),
+        ("kimi-k2", 262_144, 32_768, 0.0, 0.0, 0.0),
     ),
     default_model="glm-4.6",
     request_policy=RequestPolicy(thinking="reasoning_content"),

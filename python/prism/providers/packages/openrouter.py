@@ -15,7 +15,7 @@ from prism.providers.packages.base import (
     AuthDescriptor,
     ProviderPackage,
     create_preset_provider,
-    model_config,
+    model_table,
 )
 
 NAME = "openrouter"
@@ -25,35 +25,11 @@ OPENROUTER_PACKAGE = ProviderPackage(
     title="OpenRouter",
     base_url="https://openrouter.ai/api/v1",
     auth=AuthDescriptor(env_vars=("OPENROUTER_API_KEY",), key_url="https://openrouter.ai/keys"),
-    models=(
-        model_config(
-            NAME,
-            "anthropic/claude-sonnet-4",
-            context_window=200_000,
-            max_output_tokens=64_000,
-            input=3.0,
-            output=15.0,
-            cache_read=0.3,
-            cache_write=3.75,
-        ),
-        model_config(
-            NAME,
-            "openai/gpt-4.1-mini",
-            context_window=1_047_576,
-            max_output_tokens=32_768,
-            input=0.4,
-            output=1.6,
-            cache_read=0.1,
-        ),
-        model_config(
-            NAME,
-            "google/gemini-2.5-flash",
-            context_window=1_048_576,
-            max_output_tokens=65_535,
-            input=0.3,
-            output=2.5,
-            cache_read=0.075,
-        ),
+    models=model_table(
+        NAME,
+        ("anthropic/claude-sonnet-4", 200_000, 64_000, 3.0, 15.0, 0.3, 3.75),
+        ("openai/gpt-4.1-mini", 1_047_576, 32_768, 0.4, 1.6, 0.1),
+        ("google/gemini-2.5-flash", 1_048_576, 65_535, 0.3, 2.5, 0.075),
     ),
     default_model="openai/gpt-4.1-mini",
     request_policy=RequestPolicy(thinking="omit"),

@@ -10,7 +10,7 @@ from prism.providers.packages.base import (
     AuthDescriptor,
     ProviderPackage,
     create_preset_provider,
-    model_config,
+    model_table,
 )
 
 NAME = "zai"
@@ -22,34 +22,11 @@ ZAI_PACKAGE = ProviderPackage(
     auth=AuthDescriptor(
         env_vars=("ZAI_API_KEY",), key_url="https://z.ai/manage-apikey/apikey-list"
     ),
-    models=(
-        model_config(
-            NAME,
-            "glm-4.6",
-            context_window=200_000,
-            max_output_tokens=128_000,
-            input=0.6,
-            output=2.2,
-            cache_read=0.11,
-        ),
-        model_config(
-            NAME,
-            "glm-4.5",
-            context_window=131_072,
-            max_output_tokens=98_304,
-            input=0.6,
-            output=2.2,
-            cache_read=0.11,
-        ),
-        model_config(
-            NAME,
-            "glm-4.5-air",
-            context_window=131_072,
-            max_output_tokens=98_304,
-            input=0.2,
-            output=1.1,
-            cache_read=0.03,
-        ),
+    models=model_table(
+        NAME,
+        ("glm-4.6", 200_000, 128_000, 0.6, 2.2, 0.11),
+        ("glm-4.5", 131_072, 98_304, 0.6, 2.2, 0.11),
+        ("glm-4.5-air", 131_072, 98_304, 0.2, 1.1, 0.03),
     ),
     default_model="glm-4.6",
     request_policy=RequestPolicy(thinking="reasoning_content"),
