@@ -71,6 +71,8 @@ def test_help_lists_every_flag(prism_run: Any) -> None:
         (["--session", "", "-p", "hi"], ["--session must not be empty"]),
         (["--session", "a\tb", "-p", "hi"], ["control characters"]),
         (["--model", "", "-p", "hi"], ["--model must not be empty"]),
+        (["--model", "gpt 4", "-p", "hi"], ["--model must not contain spaces"]),
+        (["--model", "m\nINFO forged", "-p", "hi"], ["--model must not contain spaces"]),
         (["--tool", "", "-p", "hi"], ["--tool must not be empty"]),
         (["-p", "hi", "extra"], ["unexpected extra argument"]),
         (["--provider", "openai", "--mock-delay-ms", "5", "-p", "hi"], ["--mock-delay-ms"]),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from prism.cli.usage import UsageProblem as UsageProblem
+from prism.cli.usage import has_blank_or_control
 
 Mode = Literal["print", "json", "rpc"]
 MODES: tuple[Mode, ...] = ("print", "json", "rpc")
@@ -262,6 +263,11 @@ def _check_provider(flags: dict[str, Any], known_providers: Callable[[], tuple[s
     model = flags["model"]
     if model is not None and not model.strip():
         raise UsageProblem("--model must not be empty")
+    if model is not None and has_blank_or_control(model):
+        # As `prism providers add` already refuses (provider_config.py).
+        raise UsageProblem(
+            "--model must not contain spaces, tabs, line breaks or control characters"
+        )
     return provider
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-from prism.cli.usage import UsageProblem
+from prism.cli.usage import UsageProblem, has_blank_or_control
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 PROVIDERS_KEY = "providers"
@@ -84,14 +84,10 @@ def check_api_key_env(value: str) -> str:
     return value
 
 
-def _has_blank_or_control(value: str) -> bool:
-    return any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in value)
-
-
 def check_base_url(value: str, what: str = "--base-url") -> str:
     # Checked on the raw text: urlsplit silently deletes CR, LF and tabs, so
     # "http://h\nx/v1" would pass and fail only at request time.
-    if _has_blank_or_control(value):
+    if has_blank_or_control(value):
         raise UsageProblem(
             f"{what} must not contain spaces, tabs, line breaks or control characters"
         )
@@ -161,7 +157,7 @@ def providers_add(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     if args.model is not None:
         if not args.model.strip():
             raise UsageProblem("--model must not be empty")
-        if _has_blank_or_control(args.model):
+        if has_blank_or_control(args.model):
             raise UsageProblem(
                 "--model must not contain spaces, tabs, line breaks or control characters"
             )
