@@ -21,12 +21,12 @@ guarantees:
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Final
 
 import anyio
 
+from prism._text import SURROGATE, mend_surrogates
 from prism.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ per-chunk read timeout: a slow first token from a loaded server (reasoning
 models stream reasoning deltas meanwhile) fits, a server that only pings
 does not."""
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _REPLACEMENT: Final = "\ufffd"
 
 
@@ -130,14 +129,12 @@ class TextJoiner:
         if self._pending:
             text = self._pending + text
             self._pending = ""
-        if text.isascii() or _SURROGATE.search(text) is None:
+        if text.isascii() or SURROGATE.search(text) is None:
             return text
         if "\ud800" <= text[-1] <= "\udbff":
             self._pending = text[-1]
             text = text[:-1]
-        # UTF-16 with surrogatepass pairs every valid high/low couple; the
-        # decoder's "replace" turns each lone half into U+FFFD.
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+        return mend_surrogates(text)
 
     def flush(self) -> str:
         """What is still held back at the end of the stream: a lone half."""

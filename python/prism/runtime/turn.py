@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 
+from prism._text import mend_surrogates, mend_value
 from prism.assembly import assemble_provider_input
 from prism.contracts import (
     ContentBlock,
@@ -252,13 +253,18 @@ class _TurnStream:
         """Build the assistant message and emit ``message_finished``."""
         outcome = self.outcome
         content: list[ContentBlock] = []
+        # Model output a store cannot encode (half a surrogate pair from a
+        # JSON escape) is mended here, once, for every provider: U+FFFD.
         if self.thinking:
-            block: dict[str, Any] = {"type": "thinking", "text": "".join(self.thinking)}
+            block: dict[str, Any] = {
+                "type": "thinking",
+                "text": mend_surrogates("".join(self.thinking)),
+            }
             if self.signature is not None:
                 block["signature"] = self.signature
             content.append(block)  # type: ignore[arg-type]
         if self.text:
-            content.append({"type": "text", "text": "".join(self.text)})
+            content.append({"type": "text", "text": mend_surrogates("".join(self.text))})
         for slot in self.slots:
             call_id = slot.id or _new_call_id()
             if slot.complete:
@@ -272,6 +278,8 @@ class _TurnStream:
             if problem is not None:
                 arguments = {}
                 outcome.invalid_calls[call_id] = problem
+            else:
+                arguments = mend_value(arguments)  # within the depth limit now
             call: ToolCall = {"id": call_id, "name": slot.name, "arguments": arguments}
             outcome.tool_calls.append(call)
             content.append({"type": "tool_call", **call})
