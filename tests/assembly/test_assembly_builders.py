@@ -64,6 +64,23 @@ async def test_reference_example_shape() -> None:
 
 
 @pytest.mark.anyio
+async def test_an_instruction_prefix_is_a_label_the_host_can_change_or_drop() -> None:
+    messages = await create_default_input_builder().build(
+        "Hi",
+        system_instructions=[
+            "Default label.",
+            {"label": "Role", "text": "You review code."},
+            {"label": "", "text": "Sent as written."},
+        ],
+    )
+    assert [m["content"][0]["text"] for m in messages if m["role"] == "system"] == [
+        "System instruction:\nDefault label.",
+        "Role:\nYou review code.",
+        "Sent as written.",
+    ]
+
+
+@pytest.mark.anyio
 async def test_full_order_and_metadata() -> None:
     history = [user("earlier"), assistant_calls("call_1")]
     frozen = copy.deepcopy(history)

@@ -84,8 +84,13 @@ def instruction_messages(value: Any, default_label: str) -> list[Message]:
             if composed is not None:
                 out.append(text_message("system", f"{composed['label']}:\n{composed['text']}"))
         elif isinstance(item, dict) and isinstance(item.get("text"), str):
-            label = item.get("label") or default_label
-            out.append(text_message("system", f"{label}:\n{item['text']}"))
+            label = item.get("label")
+            if label == "":
+                # Asked for by name: the text goes to the model as written,
+                # with no "System instruction:" line in front of it.
+                out.append(text_message("system", item["text"]))
+            else:
+                out.append(text_message("system", f"{label or default_label}:\n{item['text']}"))
         else:
             raise ConfigError(
                 f"instructions must be strings, {{label, text}} dicts or SystemPromptLayer,"
