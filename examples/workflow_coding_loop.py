@@ -25,7 +25,7 @@ from prism import create_mock_provider
 from prism.coding import create_coding_tools
 from prism.providers import provider_done, provider_text_delta, provider_tool_call
 from prism.runtime import create_agent
-from prism.security import allow_kinds, create_execution_policy
+from prism.security import NOOP_REDACTOR, allow_kinds, create_execution_policy
 from prism.stores import create_jsonl_session_store
 from prism.workflows import END, Route, StepContext, Workflow, loop, run_workflow
 
@@ -109,11 +109,15 @@ def scratch_project(root: Path) -> Path:
 
 
 def coding_loop(project: Path, store: Any) -> Workflow:
-    policy = create_execution_policy([project], [allow_kinds("edit", paths=["*.py"])])
+    # No secrets here; a host passes create_redactor(secrets), built from the
+    # secrets it gives create_agent, to the policy and the tools.
+    policy = create_execution_policy(
+        [project], [allow_kinds("edit", paths=["*.py"])], redactor=NOOP_REDACTOR
+    )
     agent = create_agent(
         model={"provider": "mock", "model": "coder"},
         provider=create_mock_provider(TURNS),
-        tools=create_coding_tools(project, execution_policy=policy),
+        tools=create_coding_tools(project, execution_policy=policy, redactor=NOOP_REDACTOR),
         store=store,
         compaction={"keepRecentEntries": 2},
     )

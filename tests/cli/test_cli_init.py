@@ -44,6 +44,16 @@ def test_generated_files(prism_run: Any, tmp_path: Path, template: str, provider
     if provider == "openai":
         assert "OPENAI_API_KEY=your-api-key-here" in env_example
         assert 'get_provider_preset("openai")' in agent
+        # The generated code builds its provider against this Prism (no request
+        # is sent): an API change here used to surface only on a user's first run.
+        built = subprocess.run(
+            [sys.executable, "-c", "from my_agent.agent import create_provider as c; c()"],
+            cwd=target,
+            env={**os.environ, "OPENAI_API_KEY": "sk-test-not-a-real-key-0123456789"},
+            capture_output=True,
+            text=True,
+        )
+        assert built.returncode == 0, built.stderr
     else:
         assert "create_mock_provider" in agent
 

@@ -23,6 +23,7 @@ from prism.providers import (
     provider_tool_call,
 )
 from prism.runtime import Agent, create_agent
+from prism.security import NOOP_REDACTOR
 from prism.stores.jsonl import JsonlSessionStore
 from prism.tools import define_tool
 
@@ -50,7 +51,7 @@ def crash(args: dict[str, Any], ctx: Any) -> str:
 
 
 def build(session_file: str, workspace: str, *, carry: bool = True) -> tuple[Agent, CodingToolSet]:
-    tools = create_coding_tools(workspace)
+    tools = create_coding_tools(workspace, redactor=NOOP_REDACTOR)
     agent = create_agent(
         model={"provider": "mock", "model": "m"},
         provider=create_mock_provider(script),

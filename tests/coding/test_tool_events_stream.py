@@ -18,7 +18,7 @@ import pytest
 from prism.coding import create_coding_tools
 from prism.providers import create_mock_provider, provider_done, provider_tool_call
 from prism.runtime import create_agent
-from prism.security import allow_command, allow_kinds, create_execution_policy
+from prism.security import allow_command, allow_kinds, create_execution_policy, create_redactor
 from prism.tools import ToolContext, ToolEventError, define_tool
 
 pytestmark = pytest.mark.anyio
@@ -38,13 +38,15 @@ def scripted(calls: list[tuple[str, str, dict[str, Any]]]) -> Any:
 
 
 def coding_agent(workspace: Path, calls: list[tuple[str, str, dict[str, Any]]]) -> Any:
+    # Tools are built before the agent: the redactor comes from the same secrets.
+    redactor = create_redactor([SECRET])
     policy = create_execution_policy(
-        [workspace], [allow_command(PY, "..."), allow_kinds("write", "edit")]
+        [workspace], [allow_command(PY, "..."), allow_kinds("write", "edit")], redactor=redactor
     )
     return create_agent(
         model={"provider": "mock", "model": "m"},
         provider=scripted(calls),
-        tools=create_coding_tools(workspace, execution_policy=policy),
+        tools=create_coding_tools(workspace, execution_policy=policy, redactor=redactor),
         secrets=[SECRET],
     )
 

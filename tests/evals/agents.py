@@ -78,6 +78,9 @@ def qa_agent(model: QaModel | None = None, *, delay_ms: float = 0) -> Agent:
         model={"provider": "mock", "model": "qa"},
         provider=create_mock_provider(model or QaModel(), delay_ms=delay_ms),
         tools=[weather],
+        # The agent's own retry (on by default) would absorb a flaky model's
+        # errors; these tests measure the eval runner's retries instead.
+        retry=False,
     )
 
 

@@ -373,7 +373,9 @@ async def test_only_transient_provider_errors_are_retried(status: int, retried: 
         return [provider_text_delta("ok"), provider_done()]
 
     agent = create_agent(
-        model={"provider": "mock", "model": "m"}, provider=create_mock_provider(model)
+        model={"provider": "mock", "model": "m"},
+        provider=create_mock_provider(model),
+        retry=False,  # the eval runner's retries, not the agent's, are under test
     )
     report = await run_eval([Case("a", "hi")], agent, retries=3, retry_backoff_s=0)
     run = report.runs[0]

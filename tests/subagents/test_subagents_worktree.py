@@ -21,6 +21,7 @@ from prism.providers import (
     provider_tool_call,
 )
 from prism.runtime import Agent, create_agent
+from prism.security import NOOP_REDACTOR
 from prism.security.execution import ExecutionRule, create_execution_policy
 from prism.stores import MemorySessionStore
 from prism.subagents import (
@@ -107,9 +108,9 @@ class Setup:
             )
             return create_agent(model=MODEL, provider=create_mock_provider(script), tools=[publish])
         policy = create_execution_policy(
-            [ctx.cwd], [ExecutionRule("allow", kinds=frozenset({"write"}))]
+            [ctx.cwd], [ExecutionRule("allow", kinds=frozenset({"write"}))], redactor=NOOP_REDACTOR
         )
-        tools = create_coding_tools(ctx.cwd, execution_policy=policy)
+        tools = create_coding_tools(ctx.cwd, execution_policy=policy, redactor=NOOP_REDACTOR)
         provider = create_mock_provider(writer_script(str(self.repo / "README.md")))
         return create_agent(model=MODEL, provider=provider, tools=tools)
 
