@@ -83,6 +83,9 @@ class ModelPricing(TypedDict, total=False):
 class ModelConfig(TypedDict):
     provider: str
     model: str
+    input: NotRequired[list[Literal["text", "image"]]]
+    """What the model accepts as input; absent means text and images. A model
+    listed as ``["text"]`` gets a short note in place of each tool image."""
     limits: NotRequired[ModelLimits]
     pricing: NotRequired[ModelPricing]
     options: NotRequired[dict[str, JsonValue]]
@@ -129,6 +132,10 @@ class ToolResult(TypedDict):
     value: JsonValue
     isError: NotRequired[bool]
     metadata: NotRequired[dict[str, JsonValue]]
+    images: NotRequired[list[ImageBlock]]
+    """Images the tool returned next to ``value`` (``data`` base64 with a
+    ``mimeType``); stored as ``image`` blocks right after the ``tool_result``
+    block in the same tool message."""
 
 
 # --- provider requests and events --------------------------------------------

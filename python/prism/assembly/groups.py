@@ -124,7 +124,28 @@ def tool_result_message(result: ToolResult) -> Message:
         block["isError"] = True
     if result.get("metadata"):
         block["metadata"] = result["metadata"]
-    return {"role": "tool", "content": [block]}  # type: ignore[list-item]
+    content: list[Any] = [block]
+    images = result.get("images")
+    if images:
+        content.extend(_tool_images(images, result["toolCallId"]))
+    return {"role": "tool", "content": content}
+
+
+def _tool_images(images: Any, call_id: str) -> list[Any]:
+    """A result's images as the ``image`` blocks that follow its
+    ``tool_result`` block (a middleware may have rewritten them: checked)."""
+    if not isinstance(images, list):
+        raise ConfigError(f"tool result {call_id!r}: 'images' must be a list of image blocks")
+    for index, image in enumerate(images):
+        if not (
+            isinstance(image, Mapping)
+            and image.get("type") == "image"
+            and (isinstance(image.get("data"), str) or isinstance(image.get("url"), str))
+        ):
+            raise ConfigError(
+                f"tool result {call_id!r}: images[{index}] must be an image block with data or url"
+            )
+    return list(images)
 
 
 def skill_message(skill: Skill) -> Message:

@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 
 from prism.coding.backend import FileStat
+from prism.coding.images import image_output
 from prism.coding.text import (
     Decoded,
     decode,
@@ -26,6 +27,7 @@ from prism.coding.text import (
     small_diff,
 )
 from prism.coding.workspace import CodingToolError, CodingWorkspace
+from prism.tools.content import ToolOutput
 from prism.tools.definition import ToolContext, ToolDefinition
 
 READ_SCHEMA: dict[str, Any] = {
@@ -94,8 +96,8 @@ def _size(n: int) -> str:
     return str(n)
 
 
-def _load(ws: CodingWorkspace, real: Path) -> _Loaded:
-    """Read and decode an existing file within the limits (worker thread)."""
+def _read_file(ws: CodingWorkspace, real: Path) -> tuple[bytes, FileStat]:
+    """An existing regular file's bytes within the size limit (worker thread)."""
     rel = ws.relative(real)
     info = ws.backend.stat(str(real))
     if info is None:
@@ -106,11 +108,17 @@ def _load(ws: CodingWorkspace, real: Path) -> _Loaded:
         raise CodingToolError(f"{rel!r} is not a regular file")
     limit = ws.limits.max_file_bytes
     if info.size > limit:
+        mime = image_type(ws.backend.read_bytes(str(real), 16))
+        kind = f"an image ({mime}) of" if mime else ""
         raise CodingToolError(
-            f"{rel!r} is {_size(info.size)}, over the {_size(limit)} limit for reading; "
-            "use search to find the part you need"
+            f"{rel!r} is {kind}{' ' if kind else ''}{_size(info.size)}, over the {_size(limit)} "
+            "limit for reading; use search to find the part you need"
         )
-    data = ws.backend.read_bytes(str(real), limit + 1)
+    return ws.backend.read_bytes(str(real), limit + 1), info
+
+
+def _decoded(ws: CodingWorkspace, real: Path, data: bytes, info: FileStat) -> _Loaded:
+    rel = ws.relative(real)
     mime = image_type(data)
     if mime is not None:
         raise CodingToolError(f"{rel!r} is an image ({mime}, {_size(len(data))}), not text")
@@ -120,11 +128,27 @@ def _load(ws: CodingWorkspace, real: Path) -> _Loaded:
     return _Loaded(data, info, decoded)
 
 
+def _load(ws: CodingWorkspace, real: Path) -> _Loaded:
+    """Read and decode an existing file within the limits (worker thread)."""
+    return _decoded(ws, real, *_read_file(ws, real))
+
+
+def _load_for_read(ws: CodingWorkspace, real: Path) -> _Loaded | ToolOutput:
+    """Like ``_load``, but an image comes back as the image itself."""
+    data, info = _read_file(ws, real)
+    mime = image_type(data)
+    if mime is not None:
+        return image_output(ws.relative(real), data, mime, ws.limits.read_max_image_bytes)
+    return _decoded(ws, real, data, info)
+
+
 def read_tool(ws: CodingWorkspace, *, name: str = "read") -> ToolDefinition:
-    async def execute(args: dict[str, Any], ctx: ToolContext) -> str:
+    async def execute(args: dict[str, Any], ctx: ToolContext) -> str | ToolOutput:
         real = ws.resolve(args["path"])
         await ws.authorize("read", ctx, name, paths=[str(real)])
-        loaded = await anyio.to_thread.run_sync(_load, ws, real)
+        loaded = await anyio.to_thread.run_sync(_load_for_read, ws, real)
+        if isinstance(loaded, ToolOutput):
+            return loaded
         limits = ws.limits
         offset = int(args.get("offset", 1))
         limit = min(int(args.get("limit", limits.read_max_lines)), limits.read_max_lines)
@@ -148,6 +172,7 @@ def read_tool(ws: CodingWorkspace, *, name: str = "read") -> ToolDefinition:
         execute,
         description=(
             "Read a text file as numbered lines. Large files: pass offset/limit. "
+            "PNG, JPEG, GIF and WebP images come back as the image itself. "
             "Reading a file is required before writing or editing it."
         ),
         parameters=READ_SCHEMA,

@@ -44,6 +44,7 @@ class CodingLimits:
     read_max_line_chars: int = 2000
     read_max_output_bytes: int = 256 * 1024
     max_file_bytes: int = 16 * 1024 * 1024
+    read_max_image_bytes: int = 3_750_000
     search_max_per_file: int = 50
     search_max_total: int = 500
     list_max: int = 1000

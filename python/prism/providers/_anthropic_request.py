@@ -29,6 +29,8 @@ from prism.providers._http_stream import (
     request_options,
     tool_choice_option,
 )
+from prism.providers._tool_images import omit_tool_images
+from prism.providers._tool_replies import tool_replies
 
 ENVELOPE_PREFIX = "prism.anthropic.v1:"
 MAX_BREAKPOINTS = 4
@@ -143,7 +145,7 @@ def build_messages_body(
     model = request.get("model")
     if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
         raise BodyError("request.model.model must be a model name string")
-    system, messages = serialize_messages(request.get("messages", []))
+    system, messages = serialize_messages(omit_tool_images(request.get("messages", []), model))
     body: dict[str, Any] = {"model": model["model"], "messages": messages, "stream": True}
     if system:
         body["system"] = system
@@ -215,7 +217,9 @@ def serialize_messages(
                 if block["text"]:  # type: ignore[typeddict-item]
                     system.append({"type": "text", "text": block["text"]})  # type: ignore[typeddict-item]
             continue
-        if role in ("user", "tool"):
+        if role == "tool":
+            blocks, wire_role = _tool_blocks(content, index), "user"
+        elif role == "user":
             blocks, wire_role = _user_blocks(content, index, role), "user"
         elif role == "assistant":
             blocks, wire_role = _assistant_blocks(content, index), "assistant"
@@ -278,6 +282,26 @@ def _tool_result(block: Mapping[str, Any], index: int) -> dict[str, Any]:
     if block.get("isError"):
         out["is_error"] = True
     return out
+
+
+def _tool_blocks(content: list[ContentBlock], index: int) -> list[dict[str, Any]]:
+    """A tool message's results; a result's images (or the notes standing in
+    for them) join its ``tool_result`` content, which takes image blocks."""
+    blocks: list[dict[str, Any]] = []
+    for reply in tool_replies(content, index):
+        out = _tool_result(reply.block, index)
+        if reply.extras:
+            parts: list[dict[str, Any]] = []
+            if out["content"]:
+                parts.append({"type": "text", "text": out["content"]})
+            for extra in reply.extras:
+                if extra.get("type") == "image":
+                    parts.append(_image(extra, index))
+                elif extra.get("text"):
+                    parts.append({"type": "text", "text": extra["text"]})
+            out["content"] = parts
+        blocks.append(out)
+    return blocks
 
 
 def _assistant_blocks(content: list[ContentBlock], index: int) -> list[dict[str, Any]]:

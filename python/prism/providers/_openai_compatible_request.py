@@ -26,6 +26,8 @@ from prism.providers._http_stream import (
     request_options,
     tool_choice_option,
 )
+from prism.providers._tool_images import omit_tool_images
+from prism.providers._tool_replies import image_lead, tool_replies
 
 ThinkingPolicy = Literal["refuse", "omit", "reasoning_content", "reasoning"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
@@ -141,7 +143,9 @@ def build_request_body(
         raise RequestSerializationError("request.model.model must be a model name string")
     body: dict[str, Any] = {
         "model": model["model"],
-        "messages": serialize_messages(request.get("messages", []), policy),
+        "messages": serialize_messages(
+            omit_tool_images(request.get("messages", []), model), policy
+        ),
         "stream": True,
     }
     if policy.include_usage:
@@ -195,11 +199,17 @@ def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
 
 def serialize_messages(messages: list[Message], policy: RequestPolicy) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    # Tool images wait until the run of tool messages ends: a user message
+    # between two tool messages would break the API's call/answer pairing.
+    held: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         role = message.get("role")
         content = message.get("content")
         if not isinstance(content, list):
             raise RequestSerializationError(f"messages[{index}].content must be a list of blocks")
+        if held and role != "tool":
+            out.append(_tool_images_message(held))
+            held = []
         if role == "system":
             out.append({"role": "system", "content": _text_only(content, index, role)})
         elif role == "user":
@@ -207,9 +217,11 @@ def serialize_messages(messages: list[Message], policy: RequestPolicy) -> list[d
         elif role == "assistant":
             out.append(_assistant_message(content, index, policy))
         elif role == "tool":
-            out.extend(_tool_messages(content, index))
+            out.extend(_tool_messages(content, index, held))
         else:
             raise RequestSerializationError(f"messages[{index}] has unknown role {role!r}")
+    if held:
+        out.append(_tool_images_message(held))
     return out
 
 
@@ -330,12 +342,23 @@ def _tool_result(block: Mapping[str, Any], index: int) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
-def _tool_messages(content: list[ContentBlock], index: int) -> list[dict[str, Any]]:
+def _tool_messages(
+    content: list[ContentBlock], index: int, held: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One ``tool`` message per result (text only: the API's tool messages
+    take no images); a result's images go to ``held`` as user-message parts."""
     out: list[dict[str, Any]] = []
-    for block in content:
-        if block.get("type") != "tool_result":
-            raise _refuse(block, index, "tool", "tool messages carry tool_result blocks only")
-        out.append(_tool_result(block, index))
-    if not out:
-        raise RequestSerializationError(f"messages[{index}] is a tool message with no tool_result")
+    for reply in tool_replies(content, index):
+        message = _tool_result(reply.block, index)
+        notes = reply.notes
+        if notes:
+            message["content"] = "\n\n".join([message["content"], *notes])
+        if reply.images:
+            held.append({"type": "text", "text": image_lead(reply)})
+            held.extend(_image_part(image, index) for image in reply.images)
+        out.append(message)
     return out
+
+
+def _tool_images_message(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"role": "user", "content": parts}

@@ -29,6 +29,8 @@ from prism.providers._http_stream import (
     request_options,
     tool_choice_option,
 )
+from prism.providers._tool_images import omit_tool_images
+from prism.providers._tool_replies import image_lead, tool_replies
 
 ENVELOPE_PREFIX = "prism.openai-responses.v1:"
 ForeignReasoning = Literal["omit", "send"]
@@ -135,7 +137,9 @@ def build_responses_body(
     name = model["model"]
     body: dict[str, Any] = {
         "model": name,
-        "input": serialize_input(request.get("messages", []), name, policy),
+        "input": serialize_input(
+            omit_tool_images(request.get("messages", []), model), name, policy
+        ),
         "stream": True,
         "store": policy.store,
     }
@@ -197,20 +201,52 @@ def serialize_input(
     messages: list[Message], model: str, policy: ResponsesRequestPolicy
 ) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
+    # Tool images follow the whole run of tool outputs, as one user message.
+    held: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         role = message.get("role")
         content = message.get("content")
         if not isinstance(content, list):
             raise BodyError(f"messages[{index}].content must be a list of blocks")
+        if held and role != "tool":
+            items.append(_tool_images_item(held))
+            held = []
         if role == "system":
             items.append(_system_item(content, index))
-        elif role in ("user", "tool"):
+        elif role == "tool":
+            items.extend(_tool_items(content, index, held))
+        elif role == "user":
             items.extend(_user_items(content, index, role))
         elif role == "assistant":
             items.extend(_assistant_items(content, index, model, policy))
         else:
             raise BodyError(f"messages[{index}] has unknown role {role!r}")
+    if held:
+        items.append(_tool_images_item(held))
     return items
+
+
+def _tool_items(
+    content: list[ContentBlock], index: int, held: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One ``function_call_output`` per result, its text only (a string
+    output reaches every Responses-compatible server); a result's images go
+    to ``held`` as ``input_image`` parts of a following user message."""
+    out: list[dict[str, Any]] = []
+    for reply in tool_replies(content, index):
+        item = _function_output(reply.block, index)
+        notes = reply.notes
+        if notes:
+            item["output"] = "\n\n".join([item["output"], *notes])
+        if reply.images:
+            held.append({"type": "input_text", "text": image_lead(reply)})
+            held.extend(_image(image, index) for image in reply.images)
+        out.append(item)
+    return out
+
+
+def _tool_images_item(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": parts}
 
 
 def _refuse(block: Any, index: int, role: Any, why: str) -> BodyError:

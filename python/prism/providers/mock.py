@@ -29,6 +29,7 @@ import anyio.lowlevel
 
 from prism.contracts import ProviderEvent, ProviderRequest
 from prism.errors import ConfigError
+from prism.providers._tool_images import accepts_images, omit_tool_images
 from prism.providers.base import provider_error, validate_provider_event
 
 MockScriptFunction: TypeAlias = Callable[[ProviderRequest], Any]
@@ -80,6 +81,9 @@ class MockProvider:
         return self._generate(request)
 
     async def _generate(self, request: ProviderRequest) -> AsyncIterator[ProviderEvent]:
+        # What a real adapter would send: a text-only model gets a note in
+        # place of each tool image, and the recorded request shows it.
+        request = _as_model_sees(request)
         self._record(request)
         turn = self.turns
         self.turns += 1
@@ -127,6 +131,16 @@ class MockProvider:
             EXHAUSTED_CODE,
         )
         return _as_async_iter([exhausted], turn)
+
+
+def _as_model_sees(request: ProviderRequest) -> ProviderRequest:
+    model = request.get("model") if isinstance(request, dict) else None
+    if accepts_images(model):
+        return request
+    messages = request.get("messages")
+    if not isinstance(messages, list):
+        return request
+    return {**request, "messages": omit_tool_images(messages, model)}
 
 
 def create_mock_provider(

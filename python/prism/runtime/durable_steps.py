@@ -33,6 +33,7 @@ from prism.runtime.durable import (
 )
 from prism.runtime.steps import Steps, error_result
 from prism.security.approval import ApprovalDecision, granting
+from prism.tools.content import elide_image_data
 from prism.tools.dispatch import POLICY_DENIED, ExecuteCall
 
 __all__ = ["DurableSteps", "JournaledSteps", "closing_result", "interrupted_result"]
@@ -327,7 +328,7 @@ class DurableSteps(Steps):
 
     async def _answer(self, call: ToolCall, result: ToolResult) -> None:
         self.port.emit({"type": "tool_call", "toolCall": call})
-        self.port.emit({"type": "tool_result", "result": result})
+        self.port.emit({"type": "tool_result", "result": elide_image_data(result)})
         await self.record_result(result)
 
     async def _decide(

@@ -26,6 +26,7 @@ from prism.assembly.groups import tool_result_message
 from prism.contracts import Message, SessionEntry, ToolCall, ToolResult
 from prism.runtime.context import Run, RunPort, RunProgress, RunSettings
 from prism.runtime.turn import attention_checkpoint, attention_checkpoint_stored
+from prism.tools.content import elide_image_data
 from prism.tools.context import ToolEventSink
 from prism.tools.definition import ToolContext
 from prism.tools.dispatch import ExecuteCall, run_tool_calls
@@ -174,7 +175,7 @@ class Steps:
             port.emit({"type": "tool_call", "toolCall": call})
 
         def emit_result(_index: int, result: ToolResult) -> None:
-            port.emit({"type": "tool_result", "result": result})
+            port.emit({"type": "tool_result", "result": elide_image_data(result)})
 
         started: OnStart = emit_start
         finished: OnResult = emit_result

@@ -7,6 +7,12 @@ from typing import TYPE_CHECKING
 from prism._lazy import attach
 
 if TYPE_CHECKING:
+    from prism.tools.content import (
+        IMAGE_MIME_TYPES,
+        ImageContent,
+        ToolOutput,
+        elide_image_data,
+    )
     from prism.tools.context import (
         TOOL_EVENT_TYPES,
         ToolEventError,
@@ -39,6 +45,10 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "IMAGE_MIME_TYPES": "prism.tools.content",
+    "ImageContent": "prism.tools.content",
+    "ToolOutput": "prism.tools.content",
+    "elide_image_data": "prism.tools.content",
     "TOOL_EVENT_TYPES": "prism.tools.context",
     "ToolEventError": "prism.tools.context",
     "ToolEventSink": "prism.tools.context",
@@ -65,6 +75,7 @@ _EXPORTS: dict[str, str] = {
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
 
 __all__ = [
+    "IMAGE_MIME_TYPES",
     "INVALID_ARGUMENTS",
     "INVALID_TOOL_CALL",
     "PERMISSION_DENIED",
@@ -73,17 +84,20 @@ __all__ = [
     "TOOL_EVENT_TYPES",
     "TOOL_NOT_ACTIVE",
     "UNKNOWN_TOOL",
+    "ImageContent",
     "ToolArgumentsError",
     "ToolContext",
     "ToolDefinition",
     "ToolEventError",
     "ToolEventSink",
     "ToolExecute",
+    "ToolOutput",
     "ToolRegistry",
     "ToolResultError",
     "create_tool_registry",
     "define_tool",
     "dispatch_tool_call",
+    "elide_image_data",
     "run_tool_calls",
     "tool",
     "tool_error_result",

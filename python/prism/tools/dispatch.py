@@ -37,6 +37,7 @@ from prism.security.approval import APPROVAL_REQUIRED, ApprovalRequiredError
 from prism.security.limits import MAX_VALUE_DEPTH, describe_path, too_deep_path
 from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
 from prism.security.redaction import SecretRedactor, require_redactor
+from prism.tools.content import ToolOutput
 from prism.tools.definition import (
     ToolArgumentsError,
     ToolContext,
@@ -217,10 +218,33 @@ async def _execute(
     except Exception as error:
         message = f"tool {name!r} failed: {type(error).__name__}: {error}"
         return tool_error_result(call_id, name, redact(message), TOOL_ERROR)
+    images = None
+    if isinstance(value, ToolOutput):
+        value, images = value.value, value.images
     problem = _result_value_problem(name, value, redactor)
-    if problem is None:
-        return {"toolCallId": call_id, "name": name, "value": value}
-    return tool_error_result(call_id, name, redact(problem), TOOL_ERROR)
+    if problem is None and images:
+        problem = _image_problem(name, images, redactor)
+    if problem is not None:
+        return tool_error_result(call_id, name, redact(problem), TOOL_ERROR)
+    done: ToolResult = {"toolCallId": call_id, "name": name, "value": value}
+    if images:
+        done["images"] = [image.to_block() for image in images]
+    return done
+
+
+def _image_problem(name: str, images: Sequence[Any], redactor: SecretRedactor) -> str | None:
+    """Why the images cannot be sent, or None. Redaction would splice its
+    mask into base64 that happened to contain a secret, leaving data no
+    provider decodes; such an image is refused here instead (a real secret
+    does not survive base64 encoding as itself, so only a contrived value
+    trips this)."""
+    for index, image in enumerate(images):
+        if redactor.contains(image.base64_data):
+            return (
+                f"tool {name!r} returned image {index} whose base64 data contains a configured "
+                "secret; not sent"
+            )
+    return None
 
 
 async def _run_tool_result_middleware(

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from prism.errors import ConfigError
+from prism.tools.content import ToolOutput
 from prism.tools.context import ToolArgumentsError, ToolContext, ToolExecute, ToolResultError
 
 if TYPE_CHECKING:
@@ -118,6 +119,10 @@ def return_serializer(
 
     def serialise(value: Any) -> Any:
         try:
+            if isinstance(value, ToolOutput):
+                # The images pass as they are; only the JSON value is serialised.
+                inner = TypeAdapter(Any).dump_python(value.value, mode="json", warnings=False)
+                return ToolOutput(inner, value.images)
             return adapter.dump_python(value, mode="json", warnings=False)
         except (PydanticSerializationError, TypeError, ValueError) as error:
             reason = (str(error).splitlines() or [type(error).__name__])[0]

@@ -1,0 +1,57 @@
+"""A tool message's blocks grouped by result, for the request serializers
+(docs/providers.md, "Images in tool results")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prism.providers._http_stream import BodyError
+
+
+@dataclass(slots=True)
+class ToolReply:
+    """One ``tool_result`` block and the text/image blocks after it."""
+
+    block: Mapping[str, Any]
+    extras: list[Mapping[str, Any]] = field(default_factory=list)
+
+    @property
+    def images(self) -> list[Mapping[str, Any]]:
+        return [b for b in self.extras if b.get("type") == "image"]
+
+    @property
+    def notes(self) -> list[str]:
+        return [str(b.get("text", "")) for b in self.extras if b.get("type") == "text"]
+
+
+def tool_replies(content: Sequence[Any], index: int) -> list[ToolReply]:
+    """A tool message's blocks grouped by result; an image or text block
+    belongs to the ``tool_result`` before it."""
+    replies: list[ToolReply] = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "tool_result":
+            replies.append(ToolReply(block))
+        elif kind in ("image", "text") and replies:
+            replies[-1].extras.append(block)
+        else:
+            shown = kind if kind is not None else type(block).__name__
+            raise BodyError(
+                f"cannot send a {shown!r} block in messages[{index}] (role tool): tool messages "
+                "carry tool_result blocks, each followed by the images it returned"
+            )
+    if not replies:
+        raise BodyError(f"messages[{index}] is a tool message with no tool_result")
+    return replies
+
+
+def image_lead(reply: ToolReply) -> str:
+    """The text before a tool's images in a following user message (APIs
+    whose tool output carries text only)."""
+    name = reply.block.get("name") or "tool"
+    call_id = reply.block.get("toolCallId")
+    count = len(reply.images)
+    noun = "image" if count == 1 else f"{count} images"
+    return f"The {noun} returned by tool {name!r} (call {call_id}):"
