@@ -83,6 +83,19 @@ class ToolOutput:
         object.__setattr__(self, "images", images)
 
 
+def image_blocks_problem(images: Any) -> str | None:
+    """Why ``images`` (a result's ``images``, say after middleware) are not
+    a list of image blocks with base64 ``data`` and a known type, or None."""
+    if not isinstance(images, list):
+        return f"'images' must be a list, got {type(images).__name__}"
+    for index, image in enumerate(images):
+        if not isinstance(image, dict) or image.get("type") != "image":
+            return f"images[{index}] is not an image block"
+        if image.get("mimeType") not in IMAGE_MIME_TYPES or not isinstance(image.get("data"), str):
+            return f"images[{index}] needs base64 'data' and a 'mimeType' in {sorted(IMAGE_MIME_TYPES)}"
+    return None
+
+
 def elide_image_data(result: ToolResult) -> ToolResult:
     """``result`` for an event: each image's base64 ``data`` is replaced by
     its length (``dataLength``), so a ``tool_result`` event, a ``--mode json``

@@ -37,7 +37,7 @@ from prism.security.approval import APPROVAL_REQUIRED, ApprovalRequiredError
 from prism.security.limits import MAX_VALUE_DEPTH, describe_path, too_deep_path
 from prism.security.permissions import PermissionPolicy, PermissionRequest, check_permission
 from prism.security.redaction import SecretRedactor, require_redactor
-from prism.tools.content import ToolOutput
+from prism.tools.content import ToolOutput, image_blocks_problem
 from prism.tools.definition import (
     ToolArgumentsError,
     ToolContext,
@@ -258,6 +258,12 @@ async def _run_tool_result_middleware(
             "tool_result middleware returned a non-result value",
             INVALID_TOOL_CALL,
         )
+    if "images" in updated:
+        problem = image_blocks_problem(updated["images"])
+        if problem is not None:
+            return tool_error_result(
+                call_id, name, f"tool_result middleware returned bad images: {problem}", TOOL_ERROR
+            )
     # The runtime pairs results with calls by id; middleware cannot re-pair them.
     updated["toolCallId"] = call_id
     if not isinstance(updated.get("name"), str):
