@@ -28,8 +28,8 @@ import time
 from typing import Any
 
 import anyio
-from benches.attention.fixtures import TOOLS, Fixture, coding_turns
 
+from prism._bench.attention.fixtures import TOOLS, Fixture, coding_turns
 from prism.providers.anthropic import AnthropicRequestPolicy, create_anthropic_provider
 from prism.runtime import create_agent
 from prism.security import NOOP_REDACTOR

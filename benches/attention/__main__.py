@@ -2,6 +2,12 @@
 peers' strategies and the hindsight anchors on the same seeded fixtures, in
 one process. Writes a JSON result and one PNG per fixture.
 
+The fixtures, the scoring and Prism's variants ship in the package
+(``prism._bench.attention``, what ``prism bench attention`` runs from a
+wheel); this module adds what needs the ``bench`` extra or the source tree:
+the peers (openai-agents), the hindsight optimum (numpy), the plots
+(matplotlib) and the four-fixture report.
+
     python -m benches.attention [--runs 60] [--long-runs 150] [--seed 7]
                                 [--fixtures a,a150,b,c] [--out DIR] [--no-plot]
 
@@ -22,28 +28,25 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from benches.attention.fixtures import Fixture, fixtures
 from benches.attention.optimum import anchor_result, build_model, solve
 from benches.attention.peers import peer_scorers
 from benches.attention.report import markdown, plot, table, targets
-from benches.attention.scenario import (
+
+from prism._bench.attention.fixtures import Fixture, fixtures
+from prism._bench.attention.runner import TRIGGER_RATIO as TRIGGER
+from prism._bench.attention.runner import VARIANTS
+from prism._bench.attention.scenario import (
     CACHE_READ,
     CACHE_WRITE,
     MODEL,
     VariantResult,
     run_variant,
 )
-
 from prism.attention import resolve_input_cap
 
-TRIGGER = 0.75
-PRISM_VARIANTS: list[tuple[str, Any]] = [
-    ("reference", {"policy": "reference"}),
-    ("target 0.3", {"targetRatio": 0.3}),
-    ("target 0.5", {"targetRatio": 0.5}),
-    ("default", True),
-    ("proactive", {"policy": "proactive"}),
-]
+# The gate's variants (the package's list after its two compiler-off rows,
+# which run_fixture runs itself with the peers watching the first).
+PRISM_VARIANTS: list[tuple[str, Any]] = [(v.name, v.attention) for v in VARIANTS[2:]]
 
 
 class StreamRecorder:

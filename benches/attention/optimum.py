@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from benches.attention.scenario import VariantResult, row_tokens
+
+from prism._bench.attention.scenario import VariantResult, row_tokens
 
 INF = float("inf")
 

@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from benches.attention.scenario import Scorer, VariantResult, row_tokens
+from prism._bench.attention.scenario import Scorer, VariantResult, row_tokens
 
 ANTHROPIC_TRIGGER = 100_000
 ANTHROPIC_KEEP_TOOL_USES = 3

@@ -1,22 +1,14 @@
-"""The benchmark's terminal table (fits 100 columns), its targets, and plots."""
+"""The full benchmark's terminal table (fits 100 columns), its targets, and
+plots (``change`` is the package report's, shared with ``prism bench
+attention``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from benches.attention.scenario import WINDOW, VariantResult
-
-
-def change(value: float, base: float, fewer: str, more: str) -> str:
-    """``value`` against ``base`` in words whose sign reads right:
-    "62.5% fewer" / "124.1% more" (never a negative "less")."""
-    if base == 0:
-        return "-"
-    pct = 100 * (value - base) / base
-    if abs(pct) < 0.05:
-        return "same"
-    return f"{abs(pct):.1f}% {more if pct > 0 else fewer}"
+from prism._bench.attention.scenario import WINDOW, VariantResult
+from prism._bench.attention.terminal import change
 
 
 def rows(

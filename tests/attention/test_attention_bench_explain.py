@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benches.attention.scenario import explain_bust
+from prism._bench.attention.scenario import explain_bust
 
 STUB = "Tool result read [c1]: omitted 900 bytes (sha256 " + "0" * 32 + ")"
 

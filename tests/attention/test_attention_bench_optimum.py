@@ -12,7 +12,6 @@ import pytest
 
 pytest.importorskip("numpy", reason="numpy is a dev/bench dependency")
 
-from benches.attention.fixtures import Fixture, coding_turns
 from benches.attention.optimum import (
     ScheduleModel,
     brute_force,
@@ -21,7 +20,9 @@ from benches.attention.optimum import (
     evaluate_fast,
     solve,
 )
-from benches.attention.scenario import VariantResult, run_variant
+
+from prism._bench.attention.fixtures import Fixture, coding_turns
+from prism._bench.attention.scenario import VariantResult, run_variant
 
 
 def random_model(rng: random.Random) -> ScheduleModel:

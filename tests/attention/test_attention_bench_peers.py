@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from benches.attention.fixtures import coding_turns
 from benches.attention.peers import (
     ANTHROPIC_PLACEHOLDER,
     anthropic_edited,
@@ -17,7 +16,9 @@ from benches.attention.peers import (
     trimmed_request,
 )
 from benches.attention.report import change, table
-from benches.attention.scenario import VariantResult
+
+from prism._bench.attention.fixtures import coding_turns
+from prism._bench.attention.scenario import VariantResult
 
 
 def session_request(runs: int, *, big: int = 0) -> dict[str, Any]:

@@ -34,7 +34,9 @@ def shell_examples() -> list[tuple[str, str]]:
     """(commands, expected output) pairs: each ```sh block in docs/cli.md
     followed directly by a ```text block showing its output."""
     doc = (ROOT / "docs" / "cli.md").read_text()
-    pairs = re.findall(r"```sh\n(.*?)```\n+```text\n(.*?)```", doc, flags=re.S)
+    # A command block may not run on past its own closing fence into a later
+    # block (an unpaired ```sh block before a paired one).
+    pairs = re.findall(r"```sh\n((?:(?!```).)*?)```\n+```text\n(.*?)```", doc, flags=re.S)
     assert pairs, "docs/cli.md lost its shell examples"
     return pairs
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import anyio
 import pytest
-from benches.attention.scenario import VariantResult, score
 from selenium.webdriver.common.by import By
 from tests.inspect.browser import InspectorProcess, inspector, now_ms, screenshot, wait_for
 from tests.inspect.conftest import DemoFile
 
+from prism._bench.attention.scenario import VariantResult, score
 from prism.stores import create_jsonl_session_store
 
 

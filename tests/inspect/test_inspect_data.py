@@ -11,10 +11,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from benches.attention.scenario import VariantResult, score
 from tests.inspect.conftest import DemoFile
 from tests.pg_server import PgServer
 
+from prism._bench.attention.scenario import VariantResult, score
 from prism.inspect import InspectError, SessionView, find_runs, open_source, replay_run
 from prism.stores import create_sqlite_session_store
 

@@ -27,7 +27,7 @@ EPILOG = (
     "Also: prism init DIR [--template NAME] (a starter project), "
     "prism providers add|list (configured providers), "
     "prism eval run|compare (eval suites and their reports), "
-    "prism bench attention [--runs N] [--seed N] [--out DIR] (source checkout)."
+    "prism bench attention [--turns N] [--seed N] [--json] (the attention compiler's savings)."
 )
 
 

@@ -1,6 +1,6 @@
-"""The benchmark's seeded fixtures (no network, same bytes per seed).
+"""The attention benchmark's seeded fixtures (no network, same bytes per seed).
 
-- ``a60`` / ``a150``: the growing coding session of benches/fixtures/session.py
+- ``a`` / ``a150``: the growing coding session of :mod:`prism._bench.session`
   (user asks, the model thinks and calls a tool, a 1-40 KB result, an
   answer), 60 and 150 runs from an empty session.
 - ``b``: a resumed long session. The store is preloaded with 100 turns (400
@@ -20,9 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from benches.fixtures.session import _arguments, _code, _text, _tool_result_value, iter_messages
+from prism._bench.session import TOOLS, iter_messages, tool_arguments, tool_result_value
+from prism._bench.session import code as _code
+from prism._bench.session import text as _text
 
-TOOLS = ("read_file", "grep", "edit_file", "run_command", "list_dir")
+__all__ = ["TOOLS", "Fixture", "Turn", "coding_turns", "fixtures"]
 
 
 @dataclass
@@ -40,6 +42,9 @@ class Turn:
 
 @dataclass
 class Fixture:
+    """A named session to replay: its turns, and for a resumed session the
+    messages already in the store."""
+
     name: str
     title: str
     turns: list[Turn]
@@ -66,7 +71,7 @@ def _turns_from_messages(messages: list[dict[str, Any]]) -> list[Turn]:
 
 
 def coding_turns(seed: int, runs: int) -> list[Turn]:
-    """The original benchmark's session (benches/fixtures/session.py)."""
+    """The growing coding session: ``runs`` turns of :func:`iter_messages`."""
     return _turns_from_messages(list(iter_messages(seed, runs)))
 
 
@@ -89,7 +94,7 @@ def _sized_messages(
                         "type": "tool_call",
                         "id": call_id,
                         "name": tool,
-                        "arguments": _arguments(rng, tool),
+                        "arguments": tool_arguments(rng, tool),
                     },
                 ],
             }
@@ -98,7 +103,7 @@ def _sized_messages(
             "type": "tool_result",
             "toolCallId": call_id,
             "name": tool,
-            "result": _tool_result_value(rng, tool, size(rng)),
+            "result": tool_result_value(rng, tool, size(rng)),
         }
         out.append({"role": "tool", "content": [block]})
         out.append(
@@ -108,6 +113,7 @@ def _sized_messages(
 
 
 def resumed_fixture(seed: int, preload_turns: int = 100, runs: int = 30) -> Fixture:
+    """Fixture (b): ``preload_turns`` earlier turns in the store, ``runs`` more."""
     rng = random.Random(seed * 1000 + 2)
 
     def medium(r: random.Random) -> int:
@@ -124,6 +130,7 @@ def resumed_fixture(seed: int, preload_turns: int = 100, runs: int = 30) -> Fixt
 
 
 def thinking_fixture(seed: int, runs: int = 90) -> Fixture:
+    """Fixture (c): a thinking-heavy chat with a small tool call every sixth run."""
     rng = random.Random(seed * 1000 + 3)
     turns = []
     for i in range(runs):
@@ -135,7 +142,7 @@ def thinking_fixture(seed: int, runs: int = 90) -> Fixture:
                 "type": "tool_call",
                 "id": f"call_{i}",
                 "name": tool,
-                "arguments": _arguments(rng, tool),
+                "arguments": tool_arguments(rng, tool),
             }
             result = _code(rng, rng.randint(300, 3_000))
         turns.append(
@@ -152,6 +159,7 @@ def thinking_fixture(seed: int, runs: int = 90) -> Fixture:
 
 
 def fixtures(seed: int, runs: int, long_runs: int) -> dict[str, Fixture]:
+    """Every fixture by name (``a``, ``a150``, ``b``, ``c``) for ``seed``."""
     return {
         "a": Fixture("a", f"(a) growing coding session: {runs} runs", coding_turns(seed, runs)),
         "a150": Fixture(

@@ -11,13 +11,12 @@ request is not a prefix of it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benches.attention.fixtures import TOOLS, Fixture
-
 from prism import _native
+from prism._bench.attention.fixtures import TOOLS, Fixture, Turn
 from prism.providers import (
     create_mock_provider,
     provider_done,
@@ -28,6 +27,19 @@ from prism.providers import (
 from prism.runtime import create_agent
 from prism.stores import create_memory_session_store
 from prism.tools import define_tool
+
+__all__ = [
+    "CACHE_READ",
+    "CACHE_WRITE",
+    "MODEL",
+    "WINDOW",
+    "Scorer",
+    "VariantResult",
+    "explain_bust",
+    "row_tokens",
+    "run_variant",
+    "score",
+]
 
 MODEL: dict[str, Any] = {
     "provider": "mock",
@@ -42,6 +54,8 @@ COMPACTION = {"trigger": {"type": "input_ratio", "ratio": 0.9}}
 
 @dataclass
 class VariantResult:
+    """What one variant sent, request by request, and what its session reported."""
+
     name: str
     kind: str = "prism"  # prism | baseline | peer | anchor
     input_tokens: list[int] = field(default_factory=list)
@@ -55,11 +69,15 @@ class VariantResult:
     first_trip: dict[str, Any] | None = None
     # Requests at which the gate's frontier grew (a trip), by index.
     trip_requests: list[int] = field(default_factory=list)
+    # Requests sent by the end of each run (a turn: one user message and the
+    # requests it caused), so per-turn figures can be summed.
+    run_ends: list[int] = field(default_factory=list)
     error: str | None = None
     note: str | None = None
 
     @property
     def total(self) -> int:
+        """Input tokens over every request."""
         return sum(self.input_tokens)
 
     @property
@@ -72,9 +90,28 @@ class VariantResult:
 
     @property
     def over_window(self) -> int:
+        """Requests larger than the model's context window."""
         return sum(1 for t in self.input_tokens if t > WINDOW)
 
+    def request_costs(self) -> list[float]:
+        """Each request's cache-aware cost, in base-input-token units."""
+        return [
+            r * CACHE_READ + w * CACHE_WRITE
+            for r, w in zip(self.cache_read, self.cache_write, strict=True)
+        ]
+
+    def turn_costs(self) -> list[float]:
+        """Each finished run's cost: the sum over the requests it caused."""
+        costs = self.request_costs()
+        out: list[float] = []
+        start = 0
+        for end in self.run_ends:
+            out.append(sum(costs[start:end]))
+            start = end
+        return out
+
     def to_json(self) -> dict[str, Any]:
+        """The full benchmark's camelCase record of this variant."""
         return {
             "name": self.name,
             "kind": self.kind,
@@ -111,6 +148,7 @@ def row_tokens(index: int, row: Any) -> int:
 
 
 def common_prefix(a: list[Any], b: list[Any]) -> int:
+    """How many leading rows ``a`` and ``b`` share."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:
@@ -178,6 +216,7 @@ class Scorer:
     shared with the previous request reuse its estimates."""
 
     def __init__(self, result: VariantResult) -> None:
+        """Scores into ``result``."""
         self.result = result
         self._rows: list[Any] | None = None
         self._tokens: list[int] = []
@@ -189,6 +228,7 @@ class Scorer:
         self._tokens = [row_tokens(i, r) for i, r in enumerate(self._rows)]
 
     def feed(self, request: dict[str, Any]) -> None:
+        """Score ``request`` against the previous one, then keep it as the cache."""
         rows = [request.get("tools", []), *request["messages"]]
         result = self.result
         if self._rows is None:
@@ -214,6 +254,7 @@ class Scorer:
 
 
 def score(result: VariantResult, requests: list[dict[str, Any]]) -> None:
+    """Score ``requests`` in order into ``result``."""
     scorer = Scorer(result)
     for request in requests:
         scorer.feed(request)
@@ -227,7 +268,7 @@ def resumed_prefix(request: dict[str, Any], fixture: Fixture) -> dict[str, Any]:
     return {"tools": request.get("tools", []), "messages": [*system, *fixture.preload[:-1]]}
 
 
-def preload_entries(session_id: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _preload_entries(session_id: str, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     parent: str | None = None
     for i, message in enumerate(messages):
@@ -246,6 +287,90 @@ def preload_entries(session_id: str, messages: list[dict[str, Any]]) -> list[dic
     return entries
 
 
+def _reply(turn: Turn, request: dict[str, Any]) -> list[Any]:
+    """The scripted model's events for ``request`` during ``turn``: after a
+    tool result the answer; otherwise thinking, then a tool call or the answer."""
+    if request["messages"][-1]["role"] == "tool":
+        return [provider_text_delta(turn.answer), provider_done()]
+    events: list[Any] = [provider_thinking_delta(turn.thinking)]
+    if turn.call is None:
+        return [*events, provider_text_delta(turn.answer), provider_done()]
+    if turn.text:
+        events.append(provider_text_delta(turn.text))
+    call = turn.call
+    return [
+        *events,
+        provider_tool_call(call["id"], call["name"], call["arguments"]),
+        provider_done(),
+    ]
+
+
+class _ScriptedModel:
+    """The mock provider's script: shows each request to the watchers as it
+    is sent, notes the gate's trips, and answers as the fixture says."""
+
+    def __init__(self, fixture: Fixture, result: VariantResult, watchers: list[Any]) -> None:
+        self.fixture = fixture
+        self.result = result
+        self.watchers = watchers
+        self.turn = 0
+        self.session: Any = None
+        self._frontier = 0
+        self._seeded = False
+
+    def __call__(self, request: dict[str, Any]) -> list[Any]:
+        frontier = self.session.attention_sticky
+        if frontier is not None and len(frontier) > self._frontier:
+            self._frontier = len(frontier)
+            self.result.trip_requests.append(len(self.result.input_tokens))
+        if self.fixture.preload and not self._seeded:
+            self._seeded = True
+            earlier = resumed_prefix(request, self.fixture)
+            for watcher in self.watchers:
+                watcher.seed(earlier)
+        for watcher in self.watchers:
+            watcher.feed(request)
+        return _reply(self.fixture.turns[self.turn], request)
+
+
+_FIRST_TRIP_FIELDS = (
+    "used",
+    "usedAfter",
+    "droppedThinkingTurns",
+    "stubbedToolResults",
+    "stubbedBytes",
+    "truncated",
+)
+
+
+def _counter(result: VariantResult) -> Callable[[Mapping[str, object]], None]:
+    """A session subscriber that counts compactions and the gate's events."""
+
+    def on_event(event: Mapping[str, object]) -> None:
+        if event["type"] == "compaction_finished":
+            result.compactions += 1
+        elif event["type"] == "attention_compiled":
+            result.compiled_events += 1
+            result.truncated_events += bool(event["truncated"])
+            if result.first_trip is None:
+                result.first_trip = {k: event[k] for k in _FIRST_TRIP_FIELDS}
+
+    return on_event
+
+
+def _tools(fixture: Fixture) -> list[Any]:
+    """The fixture's tools; each returns the result the fixture scripted."""
+    by_call = {t.call["id"]: t for t in fixture.turns if t.call is not None}
+
+    def make_tool(tool_name: str) -> Any:
+        def execute(args: dict[str, Any], ctx: Any) -> Any:
+            return by_call[ctx.tool_call_id].result
+
+        return define_tool(tool_name, execute, description=f"{tool_name} (bench)")
+
+    return [make_tool(t) for t in TOOLS]
+
+
 async def run_variant(
     fixture: Fixture,
     result: VariantResult,
@@ -260,90 +385,31 @@ async def run_variant(
     with ``seed(request)`` and ``feed(request)``, like :class:`Scorer`) see
     each request (a private copy) as it is sent; with a preloaded store they
     are first seeded with the earlier process's last request."""
-    turns = fixture.turns
-    by_call = {t.call["id"]: t for t in turns if t.call is not None}
-    state = {"turn": 0, "frontier": 0}
-    scorer = Scorer(result)
-    watchers = [scorer, *observers]
-    holder: dict[str, Any] = {}
-
-    def script(request: dict[str, Any]) -> list[Any]:
-        frontier = holder["session"].attention_sticky
-        if frontier is not None and len(frontier) > state["frontier"]:
-            state["frontier"] = len(frontier)
-            result.trip_requests.append(len(result.input_tokens))
-        if fixture.preload and not state.get("seeded"):
-            state["seeded"] = 1
-            earlier = resumed_prefix(request, fixture)
-            for watcher in watchers:
-                watcher.seed(earlier)
-        for watcher in watchers:
-            watcher.feed(request)
-        turn = turns[state["turn"]]
-        if request["messages"][-1]["role"] == "tool":
-            return [provider_text_delta(turn.answer), provider_done()]
-        events = [provider_thinking_delta(turn.thinking)]
-        if turn.call is None:
-            return [*events, provider_text_delta(turn.answer), provider_done()]
-        if turn.text:
-            events.append(provider_text_delta(turn.text))
-        call = turn.call
-        return [
-            *events,
-            provider_tool_call(call["id"], call["name"], call["arguments"]),
-            provider_done(),
-        ]
-
-    def make_tool(tool_name: str) -> Any:
-        def execute(args: dict[str, Any], ctx: Any) -> Any:
-            return by_call[ctx.tool_call_id].result
-
-        return define_tool(tool_name, execute, description=f"{tool_name} (bench)")
-
+    script = _ScriptedModel(fixture, result, [Scorer(result), *observers])
     provider = create_mock_provider(script)
     store = create_memory_session_store()
     session_id = f"bench-{fixture.name}-{result.name}"
     if fixture.preload:
-        await store.append_many(preload_entries(session_id, fixture.preload))  # type: ignore[arg-type]
+        await store.append_many(_preload_entries(session_id, fixture.preload))  # type: ignore[arg-type]
     agent = create_agent(
         model=model or MODEL,
         provider=provider,
-        tools=[make_tool(t) for t in TOOLS],
+        tools=_tools(fixture),
         system="You are a careful coding agent.",
         attention_compiler=attention,
         compaction=COMPACTION if compaction else None,
         store=store,
     )
-    session = agent.create_session(id=session_id)
-    holder["session"] = session
-
-    def on_event(event: dict[str, Any]) -> None:
-        if event["type"] == "compaction_finished":
-            result.compactions += 1
-        elif event["type"] == "attention_compiled":
-            result.compiled_events += 1
-            result.truncated_events += bool(event["truncated"])
-            if result.first_trip is None:
-                result.first_trip = {
-                    k: event[k]
-                    for k in (
-                        "used",
-                        "usedAfter",
-                        "droppedThinkingTurns",
-                        "stubbedToolResults",
-                        "stubbedBytes",
-                        "truncated",
-                    )
-                }
-
-    session.subscribe(on_event)
-    for index in range(len(turns)):
-        state["turn"] = index
+    session = script.session = agent.create_session(id=session_id)
+    session.subscribe(_counter(result))
+    for index, turn in enumerate(fixture.turns):
+        script.turn = index
         try:
-            await session.run(turns[index].user)
+            await session.run(turn.user)
         except Exception as error:  # a budget error ends the session honestly
             result.error = f"{type(error).__name__}: {error}"
             break
         provider.requests.clear()  # scored as sent; keeping them costs gigabytes
+        result.run_ends.append(len(result.input_tokens))
         on_run()
     return result
