@@ -177,11 +177,29 @@ class MarkdownText:
         return complete > end and all(not line.strip() for line in lines[end:complete])
 
     def _print_markdown(self, text: str) -> None:
-        from rich.markdown import Markdown
+        """Print blocks, one blank line from the blocks printed before.
 
-        if self._printed:
-            self._console.print()
-        self._console.print(Markdown(text, code_theme=CODE_THEME))
+        rich pads some elements with blank lines of their own (a list or a
+        quote starts with one, a code block ends with one); rendered apart,
+        those would double the spacing, so blank edges are trimmed."""
+        from rich.markdown import Markdown
+        from rich.segment import Segment
+
+        console = self._console
+        lines = console.render_lines(
+            Markdown(text, code_theme=CODE_THEME), console.options, pad=False
+        )
+        while lines and _blank(lines[-1]):
+            lines.pop()
+        start = 0
+        while start < len(lines) and _blank(lines[start]):
+            start += 1
+        if start == len(lines):
+            return
+        segments: list[Segment] = [Segment.line()] if self._printed else []
+        for line in lines[start:]:
+            segments += [*line, Segment.line()]
+        console.print(_Segments(segments), end="")
         self._printed = True
 
     def preview_text(self, height: int) -> str:
@@ -194,6 +212,22 @@ class MarkdownText:
         if self._fence is not None:
             tail = [self._fence, *tail]
         return "\n".join(tail)
+
+
+def _blank(line: list[Any]) -> bool:
+    """A line that shows nothing: spaces without a background (a code
+    block's padding has one, and stays)."""
+    return all(not seg.text.strip() and not (seg.style and seg.style.bgcolor) for seg in line)
+
+
+class _Segments:
+    """Already rendered lines, printed as they are."""
+
+    def __init__(self, segments: list[Any]) -> None:
+        self._segments = segments
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from self._segments
 
 
 class _Preview:
