@@ -194,6 +194,11 @@ def _add_output_flags(parser: argparse.ArgumentParser) -> None:
         help="Deny every tool call a durable run pauses on (the model reads why).",
     )
     add(
+        "--no-markdown",
+        action="store_true",
+        help="Interactive mode: print answers as plain text (also when NO_COLOR is set).",
+    )
+    add(
         "--otel",
         action="store_true",
         help="Write OpenTelemetry spans to stderr (needs prism-harness[otel]).",
@@ -280,7 +285,7 @@ def run(args: Sequence[str]) -> int:
     if interactive:
         from prism.cli.interactive import run_interactive
 
-        return run_interactive(options)
+        return run_interactive(options, markdown=not parsed.no_markdown)
     from prism.cli.modes import run_mode
 
     return run_mode(options)

@@ -32,12 +32,24 @@ from prism.cli.options import CliOptions
 from prism.runtime import AgentSession, RunResult
 from prism.security.redaction import SecretRedactor
 
-__all__ = ["PAUSED_EXIT_CODE", "PauseContext", "answer_paused_run", "waiting_line"]
+__all__ = [
+    "APPROVE_PROMPT",
+    "PAUSED_EXIT_CODE",
+    "PauseContext",
+    "answer_paused_run",
+    "approval_question",
+    "approves",
+    "flag_decisions",
+    "waiting_line",
+]
 
 PAUSED_EXIT_CODE = 3
 """The run is paused, waiting for approval (its checkpoint holds it)."""
 
 MAX_SHOWN_ARGUMENTS = 300
+APPROVE_PROMPT = "approve? [y/N] "
+APPROVED_AT_TERMINAL = ApprovalDecision.approve("approved at the terminal")
+DENIED_AT_TERMINAL = ApprovalDecision.deny("denied at the terminal")
 ReadLine = Callable[[], str]
 
 
@@ -76,11 +88,9 @@ async def answer_paused_run(session: AgentSession, result: RunResult, ctx: Pause
 async def _decide(
     pending: Sequence[Mapping[str, Any]], ctx: PauseContext
 ) -> dict[str, ApprovalDecision]:
-    flag = ctx.options.approvals
-    if flag == "approve":
-        return {a["id"]: ApprovalDecision.approve("approved by --approve-all") for a in pending}
-    if flag == "deny":
-        return {a["id"]: ApprovalDecision.deny("denied by --deny-all") for a in pending}
+    by_flag = flag_decisions(pending, ctx.options)
+    if by_flag is not None:
+        return by_flag
     interactive = ctx.interactive
     if interactive is None:
         interactive = sys.stdin is not None and sys.stdin.isatty()
@@ -100,23 +110,47 @@ async def _decide(
 async def _ask(
     approval: Mapping[str, Any], position: str, redactor: SecretRedactor, read: ReadLine
 ) -> ApprovalDecision | None:
-    _err(
-        f"prism: approval needed ({position}): {describe_call(approval, redactor)}\n"
-        f"  why: {redactor.redact_text(str(approval.get('reason', '')))}\n"
-        f"  id: {approval['id']}\n"
-    )
+    _err(approval_question(approval, position, redactor))
     while True:
-        _err("approve? [y/N] ")
+        _err(APPROVE_PROMPT)
         line = await anyio.to_thread.run_sync(read, abandon_on_cancel=True)
         if not line:
             _err("\n")
             return None
         answer = line.strip().lower()
         if answer in ("y", "yes"):
-            return ApprovalDecision.approve("approved at the terminal")
+            return APPROVED_AT_TERMINAL
         if answer in ("", "n", "no"):
-            return ApprovalDecision.deny("denied at the terminal")
+            return DENIED_AT_TERMINAL
         _err("please answer y or n\n")
+
+
+def flag_decisions(
+    pending: Sequence[Mapping[str, Any]], options: CliOptions
+) -> dict[str, ApprovalDecision] | None:
+    """``--approve-all`` / ``--deny-all``: a decision for every pending
+    approval; None when neither flag was given (someone must be asked)."""
+    if options.approvals == "approve":
+        return {a["id"]: ApprovalDecision.approve("approved by --approve-all") for a in pending}
+    if options.approvals == "deny":
+        return {a["id"]: ApprovalDecision.deny("denied by --deny-all") for a in pending}
+    return None
+
+
+def approval_question(approval: Mapping[str, Any], position: str, redactor: SecretRedactor) -> str:
+    """What a person is shown before ``APPROVE_PROMPT`` (print mode on
+    stderr, the interactive session inline): the tool, its redacted
+    arguments, why it asks, and the approval id."""
+    return (
+        f"prism: approval needed ({position}): {describe_call(approval, redactor)}\n"
+        f"  why: {redactor.redact_text(str(approval.get('reason', '')))}\n"
+        f"  id: {approval['id']}\n"
+    )
+
+
+def approves(answer: str) -> bool:
+    """A typed answer that approves (``y``/``yes``, any case)."""
+    return answer.strip().lower() in ("y", "yes")
 
 
 def describe_call(approval: Mapping[str, Any], redactor: SecretRedactor) -> str:
