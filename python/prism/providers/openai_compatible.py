@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prism.contracts import (
-    DoneEvent,
     JsonValue,
     ModelConfig,
     ProviderEvent,
@@ -32,6 +31,7 @@ from prism.providers._http_stream import (
     HttpStreamProvider,
     RequestSerializationError,
     StreamFailed,
+    closing_events,
     credential_source,
     default_timeout,
     fail,
@@ -211,14 +211,7 @@ class _StreamState(Decoder):
             call = _finish_call(self.name, index, self.calls[index])
             if call is not None:
                 events.append({"type": "tool_call", "toolCall": call})
-        done: DoneEvent = {"type": "done"}
-        if self.stop_reason is not None:
-            done["stopReason"] = self.stop_reason
-        if self.usage is not None:
-            events.append({"type": "usage", "usage": self.usage})
-            done["usage"] = self.usage
-        events.append(done)
-        return events
+        return [*events, *closing_events(self.name, self.stop_reason, self.usage)]
 
 
 def _delta_events(stream: _StreamState, delta: Mapping[str, Any]) -> list[ProviderEvent]:
