@@ -21,10 +21,11 @@ import logging
 import math
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from anyio.lowlevel import checkpoint, checkpoint_if_cancelled, current_token
 
+from prism._json_fields import read_json_fields
 from prism.contracts import (
     DoneEvent,
     ErrorInfo,
@@ -289,6 +290,18 @@ class Decoder:
 
     def finish(self) -> list[ProviderEvent]:
         raise NotImplementedError
+
+
+_Policy = TypeVar("_Policy")
+
+
+def policy_from_json(cls: type[_Policy], data: Mapping[str, Any]) -> _Policy:
+    """A request policy dataclass from its camelCase JSON form (each field's
+    key is its name in camelCase, see ``prism._json_fields``)."""
+    found = read_json_fields(cls, data, snake_case=False)
+    if found.unknown:
+        raise ConfigError(f"unknown request policy keys: {', '.join(sorted(found.unknown))}")
+    return cls(**found.values)
 
 
 def closing_events(name: str, stop_reason: str | None, usage: Usage | None) -> list[ProviderEvent]:
