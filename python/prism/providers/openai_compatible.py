@@ -5,9 +5,8 @@ One adapter serves every API that speaks the Chat Completions wire format
 them are data: a :class:`RequestPolicy`, a :class:`CachePolicy`, headers and
 model metadata, which the presets in :mod:`prism.providers.packages` supply.
 
-Failures are yielded as one ``error`` event, never raised; cancellation is
-anyio cancellation and closes the HTTP stream (the response lives in an
-``async with`` that unwinds on cancel or when the consumer stops iterating).
+Failures and cancellation work as for every HTTP adapter (see
+:mod:`prism.providers._http_stream`).
 """
 
 from __future__ import annotations
