@@ -90,3 +90,14 @@ def test_problems_are_reported_in_key_order() -> None:
 def test_to_json_round_trips_the_attention_options() -> None:
     options = AttentionCompilerOptions(trigger_ratio=0.6, exclude_tools=("read",))
     assert AttentionCompilerOptions.from_json(options.to_json()) == options
+
+
+def test_write_json_fields_spells_the_named_fields_in_camel_case_in_order() -> None:
+    from prism._json_fields import write_json_fields
+    from prism.evals.compare import CaseChange
+
+    change = CaseChange("c1", 1.0, 0.5, ("exact",))
+    written = write_json_fields(change, "case", "before", "after")
+    assert list(written.items()) == [("case", "c1"), ("before", 1.0), ("after", 0.5)]
+    options = AttentionCompilerOptions(trigger_ratio=0.6)
+    assert write_json_fields(options, "trigger_ratio") == {"triggerRatio": 0.6}

@@ -21,7 +21,14 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-__all__ = ["NOT_JSON", "JsonFields", "camel_case", "json_keys", "read_json_fields"]
+__all__ = [
+    "NOT_JSON",
+    "JsonFields",
+    "camel_case",
+    "json_keys",
+    "read_json_fields",
+    "write_json_fields",
+]
 
 NOT_JSON: Final[Mapping[str, Any]] = {"json": False}
 
@@ -94,3 +101,10 @@ def read_json_fields(cls: type, data: Mapping[Any, Any], *, snake_case: bool) ->
         coerce: Callable[[Any], Any] | None = fields[name].metadata.get("from_json")
         values[name] = coerce(value) if coerce is not None else value
     return JsonFields(values, problems)
+
+
+def write_json_fields(obj: object, *names: str) -> dict[str, Any]:
+    """``{camelKey: value}`` for the named attributes of ``obj``, in the
+    order given: the writing side of the camelCase rule, for result shapes
+    whose wire keys are their field names (values are taken as they are)."""
+    return {camel_case(name): getattr(obj, name) for name in names}

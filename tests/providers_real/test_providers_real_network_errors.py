@@ -59,3 +59,52 @@ async def test_lost_connection_names_the_request_without_query() -> None:
         in (error["message"])
     )
     assert CANARY_KEY not in repr(error) and "?key" not in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("exc", "message", "code", "retryable"),
+    [
+        (
+            httpx.ReadTimeout("slow"),
+            "p: request timed out: POST http://h/v1: ReadTimeout (slow)",
+            "ETIMEDOUT",
+            True,
+        ),
+        (
+            httpx.ConnectError("no route"),
+            "p: could not connect: POST http://h/v1: ConnectError (no route)",
+            "ECONNRESET",
+            True,
+        ),
+        (
+            httpx.ReadError("reset"),
+            "p: connection lost: POST http://h/v1: ReadError (reset)",
+            "ECONNRESET",
+            True,
+        ),
+        (
+            httpx.UnsupportedProtocol("ftp"),
+            "p: transport error: POST http://h/v1: UnsupportedProtocol (ftp)",
+            "transport_error",
+            None,
+        ),
+    ],
+)
+def test_each_transport_failure_has_its_message_code_and_retry_flag(
+    exc: Exception, message: str, code: str, retryable: bool | None
+) -> None:
+    from prism.providers._openai_compatible_errors import transport_error_info
+
+    info = transport_error_info("p", exc, NOOP_REDACTOR, url="http://h/v1")
+    assert info == {
+        "message": message,
+        "code": code,
+        **({"retryable": retryable} if retryable else {}),
+        "details": {"kind": type(exc).__name__},
+    }
+    other = transport_error_info("p", ValueError("odd"), NOOP_REDACTOR, url="http://h/v1")
+    assert other == {
+        "message": "p: provider failed: ValueError (odd)",
+        "code": "provider_exception",
+        "details": {"kind": "ValueError"},
+    }

@@ -371,6 +371,18 @@ def test_policy_validation() -> None:
     assert CachePolicy.from_json({"mode": "none"}) == CachePolicy(mode="none")
 
 
+def test_every_request_policy_reads_its_camel_case_keys_and_names_the_unknown_ones() -> None:
+    from prism.providers.openai_responses import ResponsesRequestPolicy
+
+    assert ResponsesRequestPolicy.from_json(
+        {"foreignReasoning": "send", "includeEncryptedReasoning": False, "store": True}
+    ) == ResponsesRequestPolicy(
+        store=True, foreign_reasoning="send", include_encrypted_reasoning=False
+    )
+    with pytest.raises(ConfigError, match="unknown request policy keys: a, foreign_reasoning"):
+        ResponsesRequestPolicy.from_json({"foreign_reasoning": "send", "a": 1})
+
+
 def test_factory_validation() -> None:
     client = httpx.AsyncClient()
     with pytest.raises(ConfigError, match="base_url must be an http"):

@@ -5,7 +5,7 @@ searched; binary files are skipped; output is sorted and capped."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from prism import _native
@@ -45,12 +45,27 @@ LIST_SCHEMA: dict[str, Any] = {
 }
 
 
+SearchFinder = Callable[[str, dict[str, Any]], Awaitable[Mapping[str, Any]]]
+"""Runs a search: the checked directory and the tool's arguments in, the
+native ``search_files`` result shape out (``files`` of ``path`` and
+``lines``, ``total_matches``, ``files_searched``, ``truncated``)."""
+ListFinder = Callable[[str, dict[str, Any]], Awaitable[tuple[Sequence[str], int, bool]]]
+"""Runs a listing: the checked directory and the tool's arguments in; the
+paths (newest first), how many files matched in all, and whether the paths
+were cut."""
+
+
 def _directory(ws: CodingWorkspace, args: dict[str, Any]) -> str:
     real = ws.resolve(args.get("path", "."))
     info = ws.backend.stat(str(real))
     if info is None or not info.is_dir:
         raise CodingToolError(f"{ws.relative(real)!r} is not a directory")
     return str(real)
+
+
+def _prefix(ws: CodingWorkspace, directory: str) -> str:
+    rel = ws.relative(directory)
+    return "" if rel == "." else rel + "/"
 
 
 def _format_hits(found: Mapping[str, Any], prefix: str) -> str:
@@ -72,12 +87,48 @@ def _format_hits(found: Mapping[str, Any], prefix: str) -> str:
     return "\n".join([*rows, summary + "]"]) if rows else "[no matches]"
 
 
-def search_tool(ws: CodingWorkspace, *, name: str = "search") -> ToolDefinition:
+def search_tool_over(
+    ws: CodingWorkspace, find: SearchFinder, *, name: str, description: str
+) -> ToolDefinition:
+    """The ``search`` tool with ``find`` doing the searching (on the host, or
+    inside a sandbox); the path checks, authorisation and output are the
+    same wherever it runs."""
+
     async def execute(args: dict[str, Any], ctx: ToolContext) -> str:
         directory = _directory(ws, args)
         await ws.authorize("read", ctx, name, paths=[directory])
+        return _format_hits(await find(directory, args), _prefix(ws, directory))
+
+    return ToolDefinition(
+        name, execute, description=description, parameters=SEARCH_SCHEMA, idempotent=True
+    )
+
+
+def list_tool_over(
+    ws: CodingWorkspace, find: ListFinder, *, name: str, description: str
+) -> ToolDefinition:
+    """The ``list`` tool with ``find`` doing the listing (see
+    :func:`search_tool_over`)."""
+
+    async def execute(args: dict[str, Any], ctx: ToolContext) -> str:
+        directory = _directory(ws, args)
+        await ws.authorize("read", ctx, name, paths=[directory])
+        paths, total, truncated = await find(directory, args)
+        prefix = _prefix(ws, directory)
+        rows = [f"{prefix}{path}" for path in paths]
+        if truncated:
+            rows.append(f"[{total} files; showing the newest {len(paths)}]")
+        return "\n".join(rows) if rows else "[no files]"
+
+    return ToolDefinition(
+        name, execute, description=description, parameters=LIST_SCHEMA, idempotent=True
+    )
+
+
+def search_tool(ws: CodingWorkspace, *, name: str = "search") -> ToolDefinition:
+    async def find(directory: str, args: dict[str, Any]) -> Mapping[str, Any]:
         try:
-            found = _native.search_files(
+            return _native.search_files(
                 directory,
                 args["pattern"],
                 literal=bool(args.get("literal", False)),
@@ -91,25 +142,20 @@ def search_tool(ws: CodingWorkspace, *, name: str = "search") -> ToolDefinition:
             )
         except ValueError as error:
             raise CodingToolError(str(error)) from None
-        rel = ws.relative(directory)
-        return _format_hits(found, "" if rel == "." else rel + "/")
 
-    return ToolDefinition(
-        name,
-        execute,
+    return search_tool_over(
+        ws,
+        find,
+        name=name,
         description=(
             "Search file contents (regex or literal) under a directory, .gitignore-aware, "
             "with glob filters and context lines; sorted by path, capped."
         ),
-        parameters=SEARCH_SCHEMA,
-        idempotent=True,
     )
 
 
 def list_tool(ws: CodingWorkspace, *, name: str = "list") -> ToolDefinition:
-    async def execute(args: dict[str, Any], ctx: ToolContext) -> str:
-        directory = _directory(ws, args)
-        await ws.authorize("read", ctx, name, paths=[directory])
+    async def find(directory: str, args: dict[str, Any]) -> tuple[Sequence[str], int, bool]:
         try:
             found = _native.list_files(
                 directory,
@@ -119,17 +165,11 @@ def list_tool(ws: CodingWorkspace, *, name: str = "list") -> ToolDefinition:
             )
         except ValueError as error:
             raise CodingToolError(str(error)) from None
-        rel = ws.relative(directory)
-        prefix = "" if rel == "." else rel + "/"
-        rows = [f"{prefix}{path}" for path, _, _ in found["files"]]
-        if found["truncated"]:
-            rows.append(f"[{found['total']} files; showing the newest {len(found['files'])}]")
-        return "\n".join(rows) if rows else "[no files]"
+        return [path for path, _, _ in found["files"]], found["total"], found["truncated"]
 
-    return ToolDefinition(
-        name,
-        execute,
+    return list_tool_over(
+        ws,
+        find,
+        name=name,
         description="List files under a directory by glob, newest first, .gitignore-aware.",
-        parameters=LIST_SCHEMA,
-        idempotent=True,
     )

@@ -75,16 +75,40 @@ def create_coding_tools(
         inherit_env=inherit_env,
     )
     plan_state = state if state is not None else CodingState()
+    tools = coding_tool_list(
+        workspace,
+        plan_state,
+        search=search_tool(workspace),
+        listing=list_tool(workspace),
+        checks=checks,
+        git_allow_destructive=git_allow_destructive,
+        plan_file=plan_file,
+    )
+    return CodingToolSet(tools, workspace, plan_state)
+
+
+def coding_tool_list(
+    workspace: CodingWorkspace,
+    plan_state: CodingState,
+    *,
+    search: ToolDefinition,
+    listing: ToolDefinition,
+    checks: Mapping[str, CheckCommand | Sequence[str]] | None,
+    git_allow_destructive: Iterable[str],
+    plan_file: str | None,
+) -> list[ToolDefinition]:
+    """The coding tools in their order over ``workspace``, with ``search`` and
+    ``listing`` from wherever the files are searched (here or in a sandbox)."""
     tools = [
         read_tool(workspace),
         write_tool(workspace),
         edit_tool(workspace),
-        search_tool(workspace),
-        list_tool(workspace),
+        search,
+        listing,
         shell_tool(workspace),
         git_tool(workspace, allow_destructive=git_allow_destructive),
         todo_tool(workspace, plan_state, plan_file=plan_file),
     ]
     if checks:
         tools.append(check_tool(workspace, checks))
-    return CodingToolSet(tools, workspace, plan_state)
+    return tools

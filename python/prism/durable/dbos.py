@@ -30,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise ImportError("prism.durable.dbos needs DBOS: pip install 'prism-harness[dbos]'") from exc
 
 from prism.contracts import Message
+from prism.durable._dbos_recovery import resume_pending
 from prism.durable.journal import (
     ReplayJournal,
     result_from_record,
@@ -282,16 +283,4 @@ async def recover_runs(executor_id: str) -> list[str]:
     gone: a live one would go on running its runs too (the session lease
     then refuses the second execution). A worker that restarts with its own
     executor id needs none of this: DBOS recovers its runs at launch."""
-    if not isinstance(executor_id, str) or not executor_id:
-        raise ConfigError("executor_id must be a non-empty string")
-    pending = await DBOS.list_workflows_async(
-        status="PENDING",
-        name=WORKFLOW_NAME,
-        executor_id=executor_id,
-        load_input=False,
-        load_output=False,
-    )
-    run_ids = [status.workflow_id for status in pending]
-    for run_id in run_ids:
-        await DBOS.resume_workflow_async(run_id)
-    return run_ids
+    return await resume_pending(WORKFLOW_NAME, executor_id)

@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from prism._json_fields import write_json_fields
 from prism.evals.report import EvalReport
 
 __all__ = ["CaseChange", "Comparison", "compare_reports"]
@@ -25,9 +26,7 @@ class CaseChange:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "case": self.case,
-            "before": self.before,
-            "after": self.after,
+            **write_json_fields(self, "case", "before", "after"),
             "evaluators": list(self.evaluators),
         }
 
@@ -54,10 +53,7 @@ class Comparison:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "base": self.base,
-            "head": self.head,
-            "basePassRate": self.base_pass_rate,
-            "headPassRate": self.head_pass_rate,
+            **write_json_fields(self, "base", "head", "base_pass_rate", "head_pass_rate"),
             "regressions": [c.to_json() for c in self.regressions],
             "improvements": [c.to_json() for c in self.improvements],
             "added": list(self.added),

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from prism._json_fields import write_json_fields
 from prism.evals.case import EvaluatorResult, Status
 from prism.evals.dataset import DatasetProblem
 from prism.evals.errors import EvalError, EvalGateError
@@ -51,20 +52,15 @@ class CaseRun:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "case": self.case,
-            "repeat": self.repeat,
-            "status": self.status,
-            "sessionId": self.session_id,
-            "input": self.input,
-            "expected": self.expected,
-            "output": self.output,
+            **write_json_fields(
+                self, "case", "repeat", "status", "session_id", "input", "expected", "output"
+            ),
             "latencyMs": round(self.latency_s * 1000, 3),
             "usage": dict(self.usage),
             "cost": self.cost,
             "toolCalls": [dict(c) for c in self.tool_calls],
             "evaluators": [e.to_json() for e in self.evaluators],
-            "error": self.error,
-            "attempts": self.attempts,
+            **write_json_fields(self, "error", "attempts"),
             "messages": [dict(m) for m in self.messages],
             "metadata": dict(self.metadata),
             "source": self.source,

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prism import _native
+from prism._json_fields import write_json_fields
 from prism.contracts import Message
 
 # Entries as read back from a store, possibly written by another tool.
@@ -58,10 +59,7 @@ class TurnCost:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "turn": self.turn,
-            "entryId": self.entry_id,
-            "inputTokens": self.input_tokens,
-            "reportedInputTokens": self.reported_input_tokens,
+            **write_json_fields(self, "turn", "entry_id", "input_tokens", "reported_input_tokens"),
             "cacheReadTokens": self.cache_read,
             "cacheWriteTokens": self.cache_write,
             "cost": round(self.cost, 1),

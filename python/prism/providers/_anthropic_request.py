@@ -26,6 +26,7 @@ from prism.providers._http_stream import (
     finish_body,
     logger,
     max_tokens_option,
+    policy_from_json,
     request_options,
     tool_choice_option,
 )
@@ -37,6 +38,11 @@ MAX_BREAKPOINTS = 4
 BreakpointMode = Literal["auto", "system", "off"]
 _MODES = ("auto", "system", "off")
 _TTLS = ("5m", "1h")
+
+
+def _tuple_if_list(value: Any) -> Any:
+    """JSON spells pinned breakpoint indices as a list; the policy keeps a tuple."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +61,9 @@ class AnthropicRequestPolicy:
     extra_body: merged into every body last.
     """
 
-    cache_breakpoints: BreakpointMode | tuple[int, ...] = "auto"
+    cache_breakpoints: BreakpointMode | tuple[int, ...] = field(
+        default="auto", metadata={"from_json": _tuple_if_list}
+    )
     cache_ttl: Literal["5m", "1h"] = "5m"
     max_tokens: int = 4096
     extra_body: Mapping[str, JsonValue] = field(default_factory=dict)
@@ -85,19 +93,7 @@ class AnthropicRequestPolicy:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AnthropicRequestPolicy:
-        known = {
-            "cacheBreakpoints": "cache_breakpoints",
-            "cacheTtl": "cache_ttl",
-            "maxTokens": "max_tokens",
-            "extraBody": "extra_body",
-        }
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise ConfigError(f"unknown request policy keys: {', '.join(unknown)}")
-        values = {known[k]: v for k, v in data.items()}
-        if isinstance(values.get("cache_breakpoints"), list):
-            values["cache_breakpoints"] = tuple(values["cache_breakpoints"])
-        return cls(**values)
+        return policy_from_json(cls, data)
 
 
 # -- reasoning envelopes --------------------------------------------------------

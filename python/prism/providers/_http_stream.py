@@ -21,11 +21,20 @@ import logging
 import math
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from anyio.lowlevel import checkpoint, checkpoint_if_cancelled, current_token
 
-from prism.contracts import ErrorInfo, JsonValue, ModelConfig, ProviderEvent, ProviderRequest, Usage
+from prism._json_fields import read_json_fields
+from prism.contracts import (
+    DoneEvent,
+    ErrorInfo,
+    JsonValue,
+    ModelConfig,
+    ProviderEvent,
+    ProviderRequest,
+    Usage,
+)
 from prism.errors import ConfigError, CredentialError, PrismError
 from prism.log import log_request, log_response_data, log_response_status
 from prism.providers._openai_compatible_errors import (
@@ -281,6 +290,31 @@ class Decoder:
 
     def finish(self) -> list[ProviderEvent]:
         raise NotImplementedError
+
+
+_Policy = TypeVar("_Policy")
+
+
+def policy_from_json(cls: type[_Policy], data: Mapping[str, Any]) -> _Policy:
+    """A request policy dataclass from its camelCase JSON form (each field's
+    key is its name in camelCase, see ``prism._json_fields``)."""
+    found = read_json_fields(cls, data, snake_case=False)
+    if found.unknown:
+        raise ConfigError(f"unknown request policy keys: {', '.join(sorted(found.unknown))}")
+    return cls(**found.values)
+
+
+def closing_events(name: str, stop_reason: str | None, usage: Usage | None) -> list[ProviderEvent]:
+    """How every adapter ends a stream that finished: the usage the server
+    reported (if any), then ``done`` with the stop reason and that usage."""
+    done: DoneEvent = {"type": "done"}
+    if stop_reason is not None:
+        done["stopReason"] = stop_reason
+    if usage is None:
+        logger.debug("%s: stream reported no usage", name)
+        return [done]
+    done["usage"] = usage
+    return [{"type": "usage", "usage": usage}, done]
 
 
 def with_usage(info: ErrorInfo, decoder: Decoder | None) -> ErrorInfo:

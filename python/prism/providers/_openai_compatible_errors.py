@@ -16,7 +16,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from prism.contracts import ErrorInfo, JsonValue
+from prism.contracts import ErrorInfo
 from prism.security.redaction import SecretRedactor, redact_then_clip
 
 if TYPE_CHECKING:  # imported on use: see openai_compatible.py
@@ -178,52 +178,40 @@ def transport_error_info(
 
     The message names the request (method and URL without credentials or
     query) so a wrong base URL is visible at once; text is redacted, then clipped."""
-    import httpx
-
     kind = type(exc).__name__
     detail = _clip(str(exc), redactor) if str(exc) else ""
     suffix = f" ({detail})" if detail else ""
+    failure = _transport_failure(exc)
+    if failure is None:
+        return {
+            "message": f"{provider}: provider failed: {kind}{suffix}",
+            "code": "provider_exception",
+            "details": {"kind": kind},
+        }
+    what, code, retryable = failure
     target = f" {method} {redactor.redact_text(safe_url(url))}" if url else ""
-    details: dict[str, JsonValue] = {"kind": kind}
+    info: ErrorInfo = {"message": f"{provider}: {what}:{target}: {kind}{suffix}", "code": code}
+    if retryable:
+        info["retryable"] = True
+    info["details"] = {"kind": kind}
+    return info
+
+
+def _transport_failure(exc: Exception) -> tuple[str, str, bool] | None:
+    """(what happened, code, retryable) for an httpx transport failure."""
+    import httpx
+
     if isinstance(exc, httpx.TimeoutException):
-        return {
-            "message": f"{provider}: request timed out:{target}: {kind}{suffix}",
-            "code": "ETIMEDOUT",
-            "retryable": True,
-            "details": details,
-        }
-    if isinstance(exc, httpx.ConnectError) and _refused(exc):
-        return {
-            "message": f"{provider}: connection refused:{target}: {kind}{suffix}",
-            "code": "ECONNREFUSED",
-            "retryable": True,
-            "details": details,
-        }
+        return "request timed out", "ETIMEDOUT", True
     if isinstance(exc, httpx.ConnectError):
-        return {
-            "message": f"{provider}: could not connect:{target}: {kind}{suffix}",
-            "code": "ECONNRESET",
-            "retryable": True,
-            "details": details,
-        }
+        if _refused(exc):
+            return "connection refused", "ECONNREFUSED", True
+        return "could not connect", "ECONNRESET", True
     if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
-        return {
-            "message": f"{provider}: connection lost:{target}: {kind}{suffix}",
-            "code": "ECONNRESET",
-            "retryable": True,
-            "details": details,
-        }
+        return "connection lost", "ECONNRESET", True
     if isinstance(exc, httpx.HTTPError):
-        return {
-            "message": f"{provider}: transport error:{target}: {kind}{suffix}",
-            "code": "transport_error",
-            "details": details,
-        }
-    return {
-        "message": f"{provider}: provider failed: {kind}{suffix}",
-        "code": "provider_exception",
-        "details": {"kind": kind},
-    }
+        return "transport error", "transport_error", False
+    return None
 
 
 def describe_payload_error(provider: str, reason: str) -> ErrorInfo:

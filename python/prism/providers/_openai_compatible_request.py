@@ -23,6 +23,7 @@ from prism.providers._http_stream import (
     finish_body,
     json_schema_option,
     max_tokens_option,
+    policy_from_json,
     request_options,
     tool_choice_option,
 )
@@ -75,17 +76,7 @@ class RequestPolicy:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RequestPolicy:
-        known = {
-            "thinking": "thinking",
-            "maxTokensField": "max_tokens_field",
-            "includeUsage": "include_usage",
-            "requireDone": "require_done",
-            "extraBody": "extra_body",
-        }
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise ConfigError(f"unknown request policy keys: {', '.join(unknown)}")
-        return cls(**{known[k]: v for k, v in data.items()})
+        return policy_from_json(cls, data)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from prism.providers._http_stream import (
     json_schema_option,
     logger,
     max_tokens_option,
+    policy_from_json,
     request_options,
     tool_choice_option,
 )
@@ -71,17 +72,7 @@ class ResponsesRequestPolicy:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ResponsesRequestPolicy:
-        known = {
-            "store": "store",
-            "foreignReasoning": "foreign_reasoning",
-            "reasoningSummary": "reasoning_summary",
-            "includeEncryptedReasoning": "include_encrypted_reasoning",
-            "extraBody": "extra_body",
-        }
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise ConfigError(f"unknown request policy keys: {', '.join(unknown)}")
-        return cls(**{known[k]: v for k, v in data.items()})
+        return policy_from_json(cls, data)
 
 
 def reasoning_envelope(model: str, items: list[dict[str, Any]]) -> str:

@@ -24,6 +24,7 @@ from prism.providers._http_stream import (
     Decoder,
     HttpStreamProvider,
     StreamFailed,
+    closing_events,
     credential_source,
     fail,
     logger,
@@ -281,17 +282,7 @@ class _MessagesDecoder(Decoder):
             raise fail(
                 f"{self.name}: stream ended before {what}", "stream_incomplete", retryable=True
             )
-        events: list[ProviderEvent] = []
-        done: dict[str, Any] = {"type": "done"}
-        if self.stop_reason is not None:
-            done["stopReason"] = self.stop_reason
-        if self.usage is not None:
-            events.append({"type": "usage", "usage": self.usage})
-            done["usage"] = self.usage
-        else:
-            logger.debug("%s: stream reported no usage", self.name)
-        events.append(done)  # type: ignore[arg-type]
-        return events
+        return closing_events(self.name, self.stop_reason, self.usage)
 
 
 _HANDLERS: dict[str, Callable[[_MessagesDecoder, dict[str, Any]], list[ProviderEvent]]] = {

@@ -5,9 +5,8 @@ One adapter serves every API that speaks the Chat Completions wire format
 them are data: a :class:`RequestPolicy`, a :class:`CachePolicy`, headers and
 model metadata, which the presets in :mod:`prism.providers.packages` supply.
 
-Failures are yielded as one ``error`` event, never raised; cancellation is
-anyio cancellation and closes the HTTP stream (the response lives in an
-``async with`` that unwinds on cancel or when the consumer stops iterating).
+Failures and cancellation work as for every HTTP adapter (see
+:mod:`prism.providers._http_stream`).
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prism.contracts import (
-    DoneEvent,
     JsonValue,
     ModelConfig,
     ProviderEvent,
@@ -32,6 +30,7 @@ from prism.providers._http_stream import (
     HttpStreamProvider,
     RequestSerializationError,
     StreamFailed,
+    closing_events,
     credential_source,
     default_timeout,
     fail,
@@ -211,14 +210,7 @@ class _StreamState(Decoder):
             call = _finish_call(self.name, index, self.calls[index])
             if call is not None:
                 events.append({"type": "tool_call", "toolCall": call})
-        done: DoneEvent = {"type": "done"}
-        if self.stop_reason is not None:
-            done["stopReason"] = self.stop_reason
-        if self.usage is not None:
-            events.append({"type": "usage", "usage": self.usage})
-            done["usage"] = self.usage
-        events.append(done)
-        return events
+        return [*events, *closing_events(self.name, self.stop_reason, self.usage)]
 
 
 def _delta_events(stream: _StreamState, delta: Mapping[str, Any]) -> list[ProviderEvent]:

@@ -17,6 +17,7 @@ from prism.providers._http_stream import (
     Decoder,
     HttpStreamProvider,
     StreamFailed,
+    closing_events,
     credential_source,
     fail,
     logger,
@@ -202,15 +203,7 @@ class _ResponsesDecoder(Decoder):
                 "stream_incomplete",
                 retryable=True,
             )
-        events: list[ProviderEvent] = []
-        done: dict[str, Any] = {"type": "done", "stopReason": self.stop_reason}
-        if self.usage is not None:
-            events.append({"type": "usage", "usage": self.usage})
-            done["usage"] = self.usage
-        else:
-            logger.debug("%s: stream reported no usage", self.name)
-        events.append(done)  # type: ignore[arg-type]
-        return events
+        return closing_events(self.name, self.stop_reason, self.usage)
 
 
 def _text(payload: Mapping[str, Any], key: str) -> str:

@@ -38,13 +38,10 @@ import anyio.to_thread
 
 from prism.coding.backend import ExecResult as CodingExecResult
 from prism.coding.backend import FileStat
-from prism.coding.check import CheckCommand, check_tool
-from prism.coding.files import edit_tool, read_tool, write_tool
-from prism.coding.git import git_tool
-from prism.coding.plan import CodingState, todo_tool
-from prism.coding.search import LIST_SCHEMA, SEARCH_SCHEMA
-from prism.coding.shell import shell_tool
-from prism.coding.tools import CodingToolSet
+from prism.coding.check import CheckCommand
+from prism.coding.plan import CodingState
+from prism.coding.search import list_tool_over, search_tool_over
+from prism.coding.tools import CodingToolSet, coding_tool_list
 from prism.coding.workspace import (
     CodingEventHandler,
     CodingLimits,
@@ -62,7 +59,7 @@ from prism.sandbox.contract import (
 )
 from prism.security.execution import ExecutionPolicy
 from prism.security.redaction import SecretRedactor, require_redactor
-from prism.tools.definition import ToolContext, ToolDefinition
+from prism.tools.definition import ToolDefinition
 
 PYTHON = "/usr/bin/python3"
 _OP_TIMEOUT = 60.0
@@ -219,41 +216,12 @@ class SandboxWorkspaceBackend:
         )
 
 
-def _directory(ws: CodingWorkspace, args: dict[str, Any]) -> str:
-    real = ws.resolve(args.get("path", "."))
-    info = ws.backend.stat(str(real))
-    if info is None or not info.is_dir:
-        raise CodingToolError(f"{ws.relative(real)!r} is not a directory")
-    return str(real)
-
-
-def _format_hits(found: Mapping[str, Any], prefix: str) -> str:
-    rows: list[str] = []
-    for hit in found["files"]:
-        rows.append(f"{prefix}{hit['path']}")
-        previous = 0
-        for number, text, is_match in hit["lines"]:
-            if previous and number > previous + 1:
-                rows.append("  --")
-            rows.append(f"  {number}{':' if is_match else '-'}{text[:500]}")
-            previous = number
-    summary = (
-        f"[{found['total_matches']} matching lines in {len(found['files'])} files "
-        f"({found['files_searched']} searched)"
-    )
-    if found["truncated"]:
-        summary += "; output capped, narrow the pattern or the globs"
-    return "\n".join([*rows, summary + "]"]) if rows else "[no matches]"
-
-
 def sandbox_search_tool(
     ws: CodingWorkspace, backend: SandboxWorkspaceBackend, *, name: str = "search"
 ) -> ToolDefinition:
     """``search`` run inside the sandbox (Python ``re`` syntax, no .gitignore)."""
 
-    async def execute(args: dict[str, Any], ctx: ToolContext) -> str:
-        directory = _directory(ws, args)
-        await ws.authorize("read", ctx, name, paths=[directory])
+    async def find(directory: str, args: dict[str, Any]) -> Mapping[str, Any]:
         request = {
             "root": backend.workspace,
             "path": backend.inner(directory),
@@ -267,19 +235,19 @@ def sandbox_search_tool(
             "max_total": ws.limits.search_max_total,
             "max_filesize": ws.limits.max_file_bytes,
         }
-        raw = await anyio.to_thread.run_sync(backend.run_op, "search", request)
-        rel = ws.relative(directory)
-        return _format_hits(json.loads(raw), "" if rel == "." else rel + "/")
+        found: Mapping[str, Any] = json.loads(
+            await anyio.to_thread.run_sync(backend.run_op, "search", request)
+        )
+        return found
 
-    return ToolDefinition(
-        name,
-        execute,
+    return search_tool_over(
+        ws,
+        find,
+        name=name,
         description=(
             "Search file contents (Python regex or literal) under a directory, skipping .git, "
             "dot-files and binary files, with glob filters and context lines; sorted, capped."
         ),
-        parameters=SEARCH_SCHEMA,
-        idempotent=True,
     )
 
 
@@ -288,9 +256,7 @@ def sandbox_list_tool(
 ) -> ToolDefinition:
     """``list`` run inside the sandbox (newest first, no .gitignore)."""
 
-    async def execute(args: dict[str, Any], ctx: ToolContext) -> str:
-        directory = _directory(ws, args)
-        await ws.authorize("read", ctx, name, paths=[directory])
+    async def find(directory: str, args: dict[str, Any]) -> tuple[Sequence[str], int, bool]:
         request = {
             "root": backend.workspace,
             "path": backend.inner(directory),
@@ -299,19 +265,13 @@ def sandbox_list_tool(
             "max": ws.limits.list_max,
         }
         found = json.loads(await anyio.to_thread.run_sync(backend.run_op, "list", request))
-        rel = ws.relative(directory)
-        prefix = "" if rel == "." else rel + "/"
-        rows = [f"{prefix}{path}" for path in found["files"]]
-        if found["truncated"]:
-            rows.append(f"[{found['total']} files; showing the newest {len(found['files'])}]")
-        return "\n".join(rows) if rows else "[no files]"
+        return found["files"], found["total"], found["truncated"]
 
-    return ToolDefinition(
-        name,
-        execute,
+    return list_tool_over(
+        ws,
+        find,
+        name=name,
         description="List files under a directory by glob, newest first (skips .git, dot-files).",
-        parameters=LIST_SCHEMA,
-        idempotent=True,
     )
 
 
@@ -375,16 +335,13 @@ def create_sandbox_coding_tools(
         env=env,
     )
     plan_state = state if state is not None else CodingState()
-    tools = [
-        read_tool(workspace),
-        write_tool(workspace),
-        edit_tool(workspace),
-        sandbox_search_tool(workspace, backend),
-        sandbox_list_tool(workspace, backend),
-        shell_tool(workspace),
-        git_tool(workspace, allow_destructive=git_allow_destructive),
-        todo_tool(workspace, plan_state, plan_file=plan_file),
-    ]
-    if checks:
-        tools.append(check_tool(workspace, checks))
+    tools = coding_tool_list(
+        workspace,
+        plan_state,
+        search=sandbox_search_tool(workspace, backend),
+        listing=sandbox_list_tool(workspace, backend),
+        checks=checks,
+        git_allow_destructive=git_allow_destructive,
+        plan_file=plan_file,
+    )
     return SandboxCodingToolSet(tools, workspace, plan_state, backend)

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from prism._json_fields import write_json_fields
 from prism.errors import PrismError
 
 if TYPE_CHECKING:
@@ -108,18 +109,19 @@ class SandboxCapabilities:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "backend": self.backend,
-            "workspaceCoherent": self.workspace_coherent,
-            "filesystemIsolated": self.filesystem_isolated,
-            "networkIsolated": self.network_isolated,
-            "processIsolated": self.process_isolated,
-            "privilegeIsolated": self.privilege_isolated,
-            "egressRestricted": self.egress_restricted,
-            "processes": self.processes,
-            "reattach": self.reattach,
-            "containmentClaim": self.containment_claim,
-        }
+        return write_json_fields(
+            self,
+            "backend",
+            "workspace_coherent",
+            "filesystem_isolated",
+            "network_isolated",
+            "process_isolated",
+            "privilege_isolated",
+            "egress_restricted",
+            "processes",
+            "reattach",
+            "containment_claim",
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from prism.errors import ConfigError
 from prism.runtime import Agent, AgentSession, RunResult
 from prism.security.approval import ApprovalDecision
 from prism.subagents.records import ChildRecord
-from prism.subagents.spec import ChildContext, ChildSpec, TerminalOutcome
+from prism.subagents.spec import ChildContext, ChildSpec, DelegationOutcome, TerminalOutcome
 
 __all__ = [
     "Delegation",
@@ -51,6 +51,23 @@ class Delegation:
             tool_call_id=self.tool_call_id,
             store=self.store,
             resumed=resumed,
+        )
+
+    def outcome(self, ended: Ended, context: ChildContext | None) -> DelegationOutcome:
+        """What the ``after`` hook sees of this delegation's end. A rejection
+        (``ended.outcome == "rejected"``) has no child session."""
+        return DelegationOutcome(
+            delegation_id=self.delegation_id,
+            child=self.child,
+            outcome=ended.outcome,  # type: ignore[arg-type]
+            tool_call_id=self.tool_call_id,
+            parent_session_id=self.parent_session_id,
+            session_id=None if ended.outcome == "rejected" else self.delegation_id,
+            text=ended.text,
+            reason=ended.reason,
+            usage=ended.usage,
+            tool_rounds=ended.tool_rounds,
+            context=context,
         )
 
 

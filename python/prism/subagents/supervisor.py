@@ -358,20 +358,7 @@ class Supervisor:
         if ended.outcome == "suspended":
             assert ended.result is not None
             self._suspend(delegation, ended.result)
-        outcome = DelegationOutcome(
-            delegation_id=delegation.delegation_id,
-            child=delegation.child,
-            outcome=ended.outcome,  # type: ignore[arg-type]
-            tool_call_id=delegation.tool_call_id,
-            parent_session_id=delegation.parent_session_id,
-            session_id=delegation.delegation_id,
-            text=ended.text,
-            reason=ended.reason,
-            usage=ended.usage,
-            tool_rounds=ended.tool_rounds,
-            context=context,
-        )
-        hook_problem = await self._after(outcome)
+        hook_problem = await self._after(delegation.outcome(ended, context))
         record: dict[str, Any] = {"outcome": ended.outcome, "toolRounds": ended.tool_rounds}
         record.update(text=ended.text, reason=ended.reason, usage=ended.usage)
         if hook_problem:
@@ -403,16 +390,7 @@ class Supervisor:
     async def _reject(
         self, delegation: Delegation, error: SubagentError, context: ChildContext | None = None
     ) -> None:
-        outcome = DelegationOutcome(
-            delegation_id=delegation.delegation_id,
-            child=delegation.child,
-            outcome="rejected",
-            tool_call_id=delegation.tool_call_id,
-            parent_session_id=delegation.parent_session_id,
-            reason=str(error),
-            context=context,
-        )
-        await self._after(outcome)
+        await self._after(delegation.outcome(Ended("rejected", reason=str(error)), context))
         self._stopped(delegation, "rejected", str(error), child_session=False)
         raise error
 

@@ -19,6 +19,7 @@ import anyio
 import httpcore
 import httpx
 
+from prism._json_fields import write_json_fields
 from prism.tools.context import ToolContext
 from prism.tools.definition import ToolDefinition
 from prism.web.guard import Resolver, WebFetchError, check_url, resolve_checked, system_resolver
@@ -57,11 +58,7 @@ class FetchedPage:
     def to_json(self) -> dict[str, Any]:
         """The tool's result (camelCase, like every wire shape)."""
         return {
-            "url": self.url,
-            "status": self.status,
-            "contentType": self.content_type,
-            "text": self.text,
-            "truncated": self.truncated,
+            **write_json_fields(self, "url", "status", "content_type", "text", "truncated"),
             "redirects": list(self.redirects),
         }
 

@@ -28,6 +28,7 @@ except ImportError as exc:  # pragma: no cover - exercised where the extra is mi
     raise ImportError("prism.workflows.dbos needs DBOS: pip install 'prism-harness[dbos]'") from exc
 
 from prism.approvals import ApprovalDecision, ApprovalDecisionError
+from prism.durable._dbos_recovery import resume_pending
 from prism.errors import ConfigError
 from prism.stores import SessionStore
 from prism.workflows.background import workflow_status
@@ -150,16 +151,4 @@ async def recover_workflows(executor_id: str) -> list[str]:
     its workflows; the workflow's session lease then refuses the second
     driver). A worker restarting under its own id needs none of this: DBOS
     recovers its workflows at launch."""
-    if not isinstance(executor_id, str) or not executor_id:
-        raise ConfigError("executor_id must be a non-empty string")
-    pending = await DBOS.list_workflows_async(
-        status="PENDING",
-        name=WORKFLOW_NAME,
-        executor_id=executor_id,
-        load_input=False,
-        load_output=False,
-    )
-    ids = [status.workflow_id for status in pending]
-    for workflow_id in ids:
-        await DBOS.resume_workflow_async(workflow_id)
-    return ids
+    return await resume_pending(WORKFLOW_NAME, executor_id)

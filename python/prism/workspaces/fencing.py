@@ -18,12 +18,13 @@ checkpoints in one database, so that check is one transaction; see
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from prism.workspaces.errors import WorkspaceConfigError, WorkspaceFenceError
-from prism.workspaces.scope import OwnershipScope
+from prism.workspaces.scope import OwnershipScope, check_scope
 
 DEFAULT_LEASE_TTL = 30.0
 """Seconds a lease lasts unless renewed."""
@@ -124,6 +125,7 @@ class FencedStore(LeaseStore, CheckpointStore, Protocol):
 
 
 def check_save(key: str, version: object, lease: Lease) -> None:
+    check_key(key)
     if not isinstance(lease, Lease):
         raise WorkspaceConfigError(f"save needs the Lease it runs under, not {lease!r}")
     if lease.key != key:
@@ -157,3 +159,55 @@ def stale_error(
         f"checkpoint {key!r} is at version {stored_version}, not {version}: it changed since "
         "it was read; nothing was written. Load it again."
     )
+
+
+class CheckedFencedStore(ABC):
+    """What every built-in ``FencedStore`` checks before it touches its
+    database, in one order; a backend implements the underscored steps,
+    which get checked arguments (and the ttl in seconds)."""
+
+    async def try_acquire(
+        self, key: str, *, scope: OwnershipScope, owner: str, ttl: float = DEFAULT_LEASE_TTL
+    ) -> Lease | None:
+        check_key(key)
+        check_scope(scope)
+        check_owner(owner)
+        return await self._acquire(key, scope, owner, check_ttl(ttl))
+
+    async def renew(self, lease: Lease, *, ttl: float = DEFAULT_LEASE_TTL) -> Lease:
+        return await self._renew(lease, check_ttl(ttl))
+
+    async def load(self, key: str, *, scope: OwnershipScope) -> Checkpoint | None:
+        check_key(key)
+        check_scope(scope)
+        return await self._load(key, scope)
+
+    async def save(
+        self, key: str, data: Mapping[str, Any], *, version: int, lease: Lease
+    ) -> Checkpoint:
+        check_save(key, version, lease)
+        return await self._save(key, data, version, lease)
+
+    @abstractmethod
+    async def _acquire(
+        self, key: str, scope: OwnershipScope, owner: str, seconds: float
+    ) -> Lease | None: ...
+
+    @abstractmethod
+    async def _renew(self, lease: Lease, seconds: float) -> Lease: ...
+
+    @abstractmethod
+    async def _load(self, key: str, scope: OwnershipScope) -> Checkpoint | None: ...
+
+    @abstractmethod
+    async def _save(
+        self, key: str, data: Mapping[str, Any], version: int, lease: Lease
+    ) -> Checkpoint: ...
+
+    @abstractmethod
+    async def _list(self, scope: OwnershipScope, prefix: str) -> list[Checkpoint]: ...
+
+    # Last: after it, ``list`` in this class body names the method.
+    async def list(self, *, scope: OwnershipScope, prefix: str = "") -> list[Checkpoint]:
+        check_scope(scope)
+        return await self._list(scope, prefix)

@@ -14,17 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from prism.workspaces.fencing import (
-    DEFAULT_LEASE_TTL,
+    CheckedFencedStore,
     Checkpoint,
     Lease,
-    check_key,
-    check_owner,
-    check_save,
-    check_ttl,
     lapsed_error,
     stale_error,
 )
-from prism.workspaces.scope import OwnershipScope, check_scope, ownership_error
+from prism.workspaces.scope import OwnershipScope, ownership_error
 
 
 @dataclass(slots=True)
@@ -35,7 +31,7 @@ class _LeaseRow:
     expires_at: float
 
 
-class MemoryFencedStore:
+class MemoryFencedStore(CheckedFencedStore):
     """A ``LeaseStore`` and ``CheckpointStore`` in memory. ``clock`` (epoch
     seconds) is for tests that need time to pass without waiting."""
 
@@ -44,13 +40,9 @@ class MemoryFencedStore:
         self._leases: dict[str, _LeaseRow] = {}
         self._checkpoints: dict[str, Checkpoint] = {}
 
-    async def try_acquire(
-        self, key: str, *, scope: OwnershipScope, owner: str, ttl: float = DEFAULT_LEASE_TTL
+    async def _acquire(
+        self, key: str, scope: OwnershipScope, owner: str, seconds: float
     ) -> Lease | None:
-        check_key(key)
-        check_scope(scope)
-        check_owner(owner)
-        seconds = check_ttl(ttl)
         now = self._clock()
         row = self._leases.get(key)
         if row is not None and row.scope != scope:
@@ -61,8 +53,7 @@ class MemoryFencedStore:
         self._leases[key] = _LeaseRow(scope, owner, token, now + seconds)
         return Lease(key, scope, owner, token, now + seconds)
 
-    async def renew(self, lease: Lease, *, ttl: float = DEFAULT_LEASE_TTL) -> Lease:
-        seconds = check_ttl(ttl)
+    async def _renew(self, lease: Lease, seconds: float) -> Lease:
         now = self._clock()
         row = self._current(lease, now)
         row.expires_at = now + seconds
@@ -81,9 +72,7 @@ class MemoryFencedStore:
             raise lapsed_error(lease, None if row is None else row.token)
         return row
 
-    async def load(self, key: str, *, scope: OwnershipScope) -> Checkpoint | None:
-        check_key(key)
-        check_scope(scope)
+    async def _load(self, key: str, scope: OwnershipScope) -> Checkpoint | None:
         found = self._checkpoints.get(key)
         if found is None:
             return None
@@ -91,11 +80,9 @@ class MemoryFencedStore:
             raise ownership_error("checkpoint", key, scope)
         return copy.deepcopy(found)
 
-    async def save(
-        self, key: str, data: Mapping[str, Any], *, version: int, lease: Lease
+    async def _save(
+        self, key: str, data: Mapping[str, Any], version: int, lease: Lease
     ) -> Checkpoint:
-        check_key(key)
-        check_save(key, version, lease)
         document = json.loads(json.dumps(data))  # JSON only, and no aliasing
         self._current(lease, self._clock())
         found = self._checkpoints.get(key)
@@ -109,8 +96,7 @@ class MemoryFencedStore:
         self._checkpoints[key] = saved
         return copy.deepcopy(saved)
 
-    async def list(self, *, scope: OwnershipScope, prefix: str = "") -> list[Checkpoint]:
-        check_scope(scope)
+    async def _list(self, scope: OwnershipScope, prefix: str) -> list[Checkpoint]:
         return [
             copy.deepcopy(found)
             for key, found in sorted(self._checkpoints.items())

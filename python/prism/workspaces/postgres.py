@@ -24,17 +24,13 @@ from prism.errors import StoreError
 from prism.stores.postgres.errors import ConnInfo
 from prism.workspaces.errors import WorkspaceStoreError
 from prism.workspaces.fencing import (
-    DEFAULT_LEASE_TTL,
+    CheckedFencedStore,
     Checkpoint,
     Lease,
-    check_key,
-    check_owner,
-    check_save,
-    check_ttl,
     lapsed_error,
     stale_error,
 )
-from prism.workspaces.scope import OwnershipScope, check_scope, ownership_error
+from prism.workspaces.scope import OwnershipScope, ownership_error
 
 _NOW = "extract(epoch FROM clock_timestamp())"
 _SCHEMA = (
@@ -94,7 +90,7 @@ _LIST = (
 )
 
 
-class PostgresFencedStore:
+class PostgresFencedStore(CheckedFencedStore):
     """A ``LeaseStore`` and ``CheckpointStore`` over one PostgreSQL database
     (the tables ``prism_ws_leases`` and ``prism_ws_checkpoints``, created on
     first use in the connection's first schema). One connection, opened on
@@ -145,13 +141,9 @@ class PostgresFencedStore:
 
     # --- leases -----------------------------------------------------------------
 
-    async def try_acquire(
-        self, key: str, *, scope: OwnershipScope, owner: str, ttl: float = DEFAULT_LEASE_TTL
+    async def _acquire(
+        self, key: str, scope: OwnershipScope, owner: str, seconds: float
     ) -> Lease | None:
-        check_key(key)
-        check_scope(scope)
-        check_owner(owner)
-        seconds = check_ttl(ttl)
         params = {"key": key, "scope": scope.encode(), "owner": owner, "ttl": seconds}
         rows = await self._fetch(_ACQUIRE, params)
         if rows:
@@ -161,8 +153,7 @@ class PostgresFencedStore:
             raise ownership_error("lease", key, scope)
         return None
 
-    async def renew(self, lease: Lease, *, ttl: float = DEFAULT_LEASE_TTL) -> Lease:
-        seconds = check_ttl(ttl)
+    async def _renew(self, lease: Lease, seconds: float) -> Lease:
         params = {
             "key": lease.key,
             "token": lease.token,
@@ -186,9 +177,7 @@ class PostgresFencedStore:
 
     # --- checkpoints ------------------------------------------------------------
 
-    async def load(self, key: str, *, scope: OwnershipScope) -> Checkpoint | None:
-        check_key(key)
-        check_scope(scope)
+    async def _load(self, key: str, scope: OwnershipScope) -> Checkpoint | None:
         rows = await self._fetch(_CHECKPOINT_ROW, {"key": key})
         if not rows:
             return None
@@ -197,11 +186,9 @@ class PostgresFencedStore:
             raise ownership_error("checkpoint", key, scope)
         return Checkpoint(key, scope, int(version), int(fence), json.loads(data))
 
-    async def save(
-        self, key: str, data: Mapping[str, Any], *, version: int, lease: Lease
+    async def _save(
+        self, key: str, data: Mapping[str, Any], version: int, lease: Lease
     ) -> Checkpoint:
-        check_key(key)
-        check_save(key, version, lease)
         text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
         params = {
             "key": key,
@@ -228,8 +215,7 @@ class PostgresFencedStore:
         stored_version, stored_fence = (int(rows[0][1]), int(rows[0][2])) if rows else (0, 0)
         return stale_error(key, version, stored_version, lease.token, stored_fence)
 
-    async def list(self, *, scope: OwnershipScope, prefix: str = "") -> list[Checkpoint]:
-        check_scope(scope)
+    async def _list(self, scope: OwnershipScope, prefix: str) -> list[Checkpoint]:
         rows = await self._fetch(_LIST, {"scope": scope.encode(), "prefix": prefix})
         return [Checkpoint(r[0], scope, int(r[1]), int(r[2]), json.loads(r[3])) for r in rows]
 

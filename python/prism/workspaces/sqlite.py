@@ -22,17 +22,13 @@ import anyio.to_thread
 
 from prism.workspaces.errors import WorkspaceStoreError
 from prism.workspaces.fencing import (
-    DEFAULT_LEASE_TTL,
+    CheckedFencedStore,
     Checkpoint,
     Lease,
-    check_key,
-    check_owner,
-    check_save,
-    check_ttl,
     lapsed_error,
     stale_error,
 )
-from prism.workspaces.scope import OwnershipScope, check_scope, ownership_error
+from prism.workspaces.scope import OwnershipScope, ownership_error
 
 _T = TypeVar("_T")
 
@@ -55,7 +51,7 @@ CREATE INDEX IF NOT EXISTS prism_ws_checkpoints_scope ON prism_ws_checkpoints (s
 """
 
 
-class SqliteFencedStore:
+class SqliteFencedStore(CheckedFencedStore):
     """A ``LeaseStore`` and ``CheckpointStore`` over one SQLite file (WAL)."""
 
     def __init__(
@@ -115,13 +111,9 @@ class SqliteFencedStore:
 
     # --- leases ---------------------------------------------------------------
 
-    async def try_acquire(
-        self, key: str, *, scope: OwnershipScope, owner: str, ttl: float = DEFAULT_LEASE_TTL
+    async def _acquire(
+        self, key: str, scope: OwnershipScope, owner: str, seconds: float
     ) -> Lease | None:
-        check_key(key)
-        check_scope(scope)
-        check_owner(owner)
-        seconds = check_ttl(ttl)
         encoded = scope.encode()
 
         def acquire(conn: sqlite3.Connection) -> Lease | None:
@@ -144,8 +136,7 @@ class SqliteFencedStore:
 
         return await self._run(acquire)
 
-    async def renew(self, lease: Lease, *, ttl: float = DEFAULT_LEASE_TTL) -> Lease:
-        seconds = check_ttl(ttl)
+    async def _renew(self, lease: Lease, seconds: float) -> Lease:
 
         def renew(conn: sqlite3.Connection) -> Lease:
             now = self._clock()
@@ -179,9 +170,7 @@ class SqliteFencedStore:
 
     # --- checkpoints ----------------------------------------------------------
 
-    async def load(self, key: str, *, scope: OwnershipScope) -> Checkpoint | None:
-        check_key(key)
-        check_scope(scope)
+    async def _load(self, key: str, scope: OwnershipScope) -> Checkpoint | None:
 
         def load(conn: sqlite3.Connection) -> Checkpoint | None:
             row = conn.execute(
@@ -196,11 +185,9 @@ class SqliteFencedStore:
 
         return await self._run(load)
 
-    async def save(
-        self, key: str, data: Mapping[str, Any], *, version: int, lease: Lease
+    async def _save(
+        self, key: str, data: Mapping[str, Any], version: int, lease: Lease
     ) -> Checkpoint:
-        check_key(key)
-        check_save(key, version, lease)
         text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
         encoded = lease.scope.encode()
 
@@ -224,8 +211,7 @@ class SqliteFencedStore:
 
         return await self._run(save)
 
-    async def list(self, *, scope: OwnershipScope, prefix: str = "") -> list[Checkpoint]:
-        check_scope(scope)
+    async def _list(self, scope: OwnershipScope, prefix: str) -> list[Checkpoint]:
 
         def select(conn: sqlite3.Connection) -> list[Checkpoint]:
             rows = conn.execute(
