@@ -7,7 +7,7 @@ Values are plain dicts at run time; these types only describe them.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
+from typing import Any, Final, Literal, NotRequired, TypeAlias, TypedDict
 
 JsonValue: TypeAlias = Any
 """Any JSON-compatible value (dict/list/str/int/float/bool/None)."""
@@ -147,6 +147,14 @@ class ProviderRequest(TypedDict):
     tools: NotRequired[list[ToolDeclaration]]
     options: NotRequired[dict[str, JsonValue]]
     metadata: NotRequired[dict[str, JsonValue]]
+
+
+STABLE_PREFIX_METADATA: Final = "stablePrefixMessages"
+"""Request ``metadata`` key set by assembly when the attention gate ran: an
+int ``n`` saying ``messages[:n]`` are unchanged since the session's previous
+request (the gate's record of what it sent), so a provider with explicit
+prompt caching puts its breakpoint at ``messages[n - 1]``. Absent when the
+gate has no claim (no gate, or its first request)."""
 
 
 class ContentDeltaEvent(TypedDict):

@@ -37,7 +37,14 @@ from prism.assembly.input_builder import (
 )
 from prism.assembly.prompt_builder import DefaultPromptBuilder
 from prism.assembly.skills import Skill
-from prism.contracts import Message, ModelConfig, ProviderRequest, ToolDeclaration, ToolResult
+from prism.contracts import (
+    STABLE_PREFIX_METADATA,
+    Message,
+    ModelConfig,
+    ProviderRequest,
+    ToolDeclaration,
+    ToolResult,
+)
 from prism.errors import ConfigError
 from prism.middleware import MiddlewareRegistry, PromptBuildPayload
 from prism.security.redaction import SecretRedactor, require_redactor
@@ -202,7 +209,32 @@ async def assemble_provider_input(
     messages = await _built_prompt(
         prompt_builder, middleware, messages, context_blocks, skill_list, declared
     )
+    if attention_compiler is not None:
+        metadata = _with_stable_prefix(metadata, attention_sticky, messages)
     return _request(model, messages, declared, options, metadata)
+
+
+def _with_stable_prefix(
+    metadata: Mapping[str, Any] | None, frontier: Any, messages: list[Message]
+) -> Mapping[str, Any] | None:
+    """``metadata`` plus :data:`STABLE_PREFIX_METADATA` when the gate knows how
+    much history is unchanged since the previous request. The gate speaks of
+    its compiled history rows; the prompt builder and middleware may insert
+    messages around them, so the last stable row is found in the final list
+    by identity, from the end (it is usually a few rows back)."""
+    rows = getattr(frontier, "stable_rows", None)
+    if rows is None:
+        return metadata
+    stable = 0
+    if rows:
+        target = frontier.stable_message
+        for index in range(len(messages) - 1, -1, -1):
+            if messages[index] is target:
+                stable = index + 1
+                break
+        else:
+            return metadata  # rewritten by middleware: no claim
+    return {**(metadata or {}), STABLE_PREFIX_METADATA: stable}
 
 
 def _checked_inputs(

@@ -28,6 +28,7 @@ from prism.security.redaction import SecretRedactor, require_redactor
 # attachments are the frozen prefix / the task itself).
 GROUP_FIELDS = ("instructions", "summaries", "history", "input", "attachments", "tool_results")
 MUTABLE = [False, False, True, False, False, True]
+HISTORY = GROUP_FIELDS.index("history")
 MEMO_LIMIT = 2048
 
 
@@ -99,7 +100,11 @@ def compile_attention(
     counted again; rows shrunk this turn are added to it. Works on a shallow
     clone: nothing the caller holds is mutated. Raises
     :class:`AttentionBudgetError` when every eligible stage ran and the
-    estimate is still over ``trigger_ratio`` of the input cap.
+    estimate is still over ``trigger_ratio`` of the input cap. With a
+    frontier, the compiled history is recorded on it
+    (:meth:`AttentionStickyFrontier.note_compiled`): its ``stable_rows`` and
+    ``stable_message`` then say how much history is unchanged since the
+    previous compile, which is where a prompt-cache breakpoint belongs.
     """
     compiler, scale = _calibrated(compiler, model, frontier)
     if compiler.incremental and measure_cache is None and frontier is not None:
@@ -132,11 +137,14 @@ def compile_attention(
             )
     report = _report(plan, compiler, scale, run_id=run_id, session_id=session_id, turn=turn)
     if not plan["rows"]:
+        if frontier is not None:
+            frontier.note_compiled(lists[HISTORY])
         return AttentionOutcome(groups, False, report)
     memo = frontier.clone_memo if frontier is not None else None
     clone = apply_attention_plan(groups, lists, plan["rows"], memo)
     if frontier is not None:
         frontier.add(plan["thinkingKeys"], plan["toolCallIds"])
+        frontier.note_compiled(_group_lists(clone)[HISTORY])
     return AttentionOutcome(clone, True, report)
 
 

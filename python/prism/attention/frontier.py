@@ -66,11 +66,14 @@ class AttentionStickyFrontier:
     """Session-owned ``{thinking, toolCallIds}`` key sets (see module doc)."""
 
     __slots__ = (
+        "_compiled_history",
         "_measure_cache",
         "_persisted",
         "_version",
         "clone_memo",
         "fold_cache",
+        "stable_message",
+        "stable_rows",
         "thinking",
         "token_scale",
         "tool_call_ids",
@@ -92,6 +95,43 @@ class AttentionStickyFrontier:
         # requests (prism.attention.calibration sets it): the gate divides its
         # cap by it, so it trips where the provider's count, not chars/4, is.
         self.token_scale = 1.0
+        # The history rows the last compile emitted, and how many leading
+        # rows of the latest compile equal them (see note_compiled).
+        self._compiled_history: list[Any] | None = None
+        self.stable_rows: int | None = None
+        self.stable_message: Any = None
+
+    def note_compiled(self, history: Sequence[Any]) -> None:
+        """Record the history rows a compile emitted (after its stubs and
+        strips) and set :attr:`stable_rows`: how many leading rows are equal
+        to the previous compile's, so a prompt cache written by the previous
+        request holds them (None on the first compile: no claim). Between
+        trips that is every row the previous request had; a trip cuts it to
+        the first row it changed. :attr:`stable_message` is the last of those
+        rows (the very object the request carries), or None.
+
+        Rows are compared by identity first (the session's messages and the
+        memoized clones of sticky rows come back as the same objects), so a
+        turn costs one C-level pass over the row pointers; equal content
+        (a rebuilt clone) counts as unchanged too."""
+        rows = history if isinstance(history, list) else list(history)
+        previous = self._compiled_history
+        self._compiled_history = rows
+        if previous is None:
+            self.stable_rows = None
+            self.stable_message = None
+            return
+        count = len(previous)
+        if count <= len(rows) and rows[:count] == previous:
+            same = count
+        else:
+            same = 0
+            for old, new in zip(previous, rows, strict=False):
+                if old is not new and old != new:
+                    break
+                same += 1
+        self.stable_rows = same
+        self.stable_message = rows[same - 1] if same else None
 
     @property
     def measure_cache(self) -> Any:
@@ -119,6 +159,9 @@ class AttentionStickyFrontier:
         self.tool_call_ids.clear()
         self.clone_memo.clear()
         self.fold_cache.clear()
+        self._compiled_history = None
+        self.stable_rows = None
+        self.stable_message = None
         self._version += 1
 
     def __len__(self) -> int:

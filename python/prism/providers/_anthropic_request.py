@@ -17,7 +17,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from prism.contracts import ContentBlock, JsonValue, Message, ProviderRequest, ToolDeclaration
+from prism.contracts import (
+    STABLE_PREFIX_METADATA,
+    ContentBlock,
+    JsonValue,
+    Message,
+    ProviderRequest,
+    ToolDeclaration,
+)
 from prism.errors import ConfigError
 from prism.providers._http_stream import (
     BodyError,
@@ -141,7 +148,10 @@ def build_messages_body(
     model = request.get("model")
     if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
         raise BodyError("request.model.model must be a model name string")
-    system, messages = serialize_messages(omit_tool_images(request.get("messages", []), model))
+    row_ends: list[tuple[int, Any] | None] = []
+    system, messages = serialize_messages(
+        omit_tool_images(request.get("messages", []), model), row_ends=row_ends
+    )
     body: dict[str, Any] = {"model": model["model"], "messages": messages, "stream": True}
     if system:
         body["system"] = system
@@ -151,9 +161,30 @@ def build_messages_body(
     options = request_options(request, default_options)
     limits = model.get("limits") or {}
     _apply_options(body, options, limits.get("maxOutputTokens") or policy.max_tokens)
-    session = (request.get("metadata") or {}).get("sessionId")
-    place_breakpoints(body, policy, prefix_memory, session if isinstance(session, str) else None)
+    metadata = request.get("metadata") or {}
+    session = metadata.get("sessionId")
+    place_breakpoints(
+        body,
+        policy,
+        prefix_memory,
+        session if isinstance(session, str) else None,
+        stable_block=_stable_block(metadata.get(STABLE_PREFIX_METADATA), row_ends),
+    )
     return finish_body(body, policy.extra_body, options)
+
+
+def _stable_block(stable: Any, row_ends: list[tuple[int, Any] | None]) -> tuple[int, Any] | None:
+    """The wire row and block where ``messages[:stable]`` ends (the attention
+    gate's claim, see STABLE_PREFIX_METADATA); None without a claim. A claim
+    of no message rows is ``(-1, None)``: nothing to mark, and no fallback."""
+    if isinstance(stable, bool) or not isinstance(stable, int) or stable < 0:
+        return None
+    count: int = stable
+    for end in reversed(row_ends[:count]):
+        if end is not None:
+            row, block = end
+            return row, block
+    return -1, None
 
 
 def _apply_options(
@@ -195,10 +226,14 @@ def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
 
 def serialize_messages(
     messages: list[Message],
+    *,
+    row_ends: list[tuple[int, Any] | None] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(system blocks, messages). System messages anywhere go to the top-level
     ``system`` in order (the API has no system role); consecutive turns of one
-    role are merged, as the API wants strict alternation."""
+    role are merged, as the API wants strict alternation. ``row_ends``, when
+    given, gets one entry per message: ``(wire row, its last wire block)``,
+    or None for a message that adds no message block."""
     system: list[dict[str, Any]] = []
     out: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
@@ -212,6 +247,8 @@ def serialize_messages(
                     raise _refuse(block, index, role, "system messages carry text only")
                 if block["text"]:  # type: ignore[typeddict-item]
                     system.append({"type": "text", "text": block["text"]})  # type: ignore[typeddict-item]
+            if row_ends is not None:
+                row_ends.append(None)
             continue
         if role == "tool":
             blocks, wire_role = _tool_blocks(content, index), "user"
@@ -222,11 +259,15 @@ def serialize_messages(
         else:
             raise BodyError(f"messages[{index}] has unknown role {role!r}")
         if not blocks:
+            if row_ends is not None:
+                row_ends.append(None)
             continue
         if out and out[-1]["role"] == wire_role:
             out[-1]["content"].extend(blocks)
         else:
             out.append({"role": wire_role, "content": blocks})
+        if row_ends is not None:
+            row_ends.append((len(out) - 1, blocks[-1]))
     for wire in out:
         if wire["role"] == "user":
             # tool_result blocks must open a user turn.
@@ -376,9 +417,16 @@ def place_breakpoints(
     policy: AnthropicRequestPolicy,
     memory: PrefixMemory | None,
     session: str | None,
+    *,
+    stable_block: tuple[int, Any] | None = None,
 ) -> list[str]:
     """Put ``cache_control`` on at most four blocks; returns where (for tests
-    and benchmarks): ``"system"``, ``"tools"`` or ``"messages[i]"``."""
+    and benchmarks): ``"system"``, ``"tools"`` or ``"messages[i]"``.
+
+    In ``"auto"`` mode the stable-prefix breakpoint goes on ``stable_block``
+    (wire row, block) when the attention gate supplied one (``(-1, None)``:
+    the gate says no message row is unchanged); without it, on the last row
+    whose fingerprint matches the session's previous request in ``memory``."""
     mode = policy.cache_breakpoints
     if mode == "off":
         return []
@@ -398,29 +446,44 @@ def place_breakpoints(
     if mode == "system" or not messages:
         return placed
     count = len(messages)
+    # (wire row, the block to mark or None for the row's last markable one)
+    wanted: list[tuple[int, Any]]
     if isinstance(mode, tuple):
         rows = [i + count if i < 0 else i for i in mode]
-        wanted = [r for r in rows if 0 <= r < count]
+        wanted = [(r, None) for r in rows if 0 <= r < count]
     else:
-        wanted = [count - 1]
-        if memory is not None and session is not None:
+        wanted = [(count - 1, None)]
+        if stable_block is not None:
+            row, block = stable_block
+            if 0 <= row < count and block.get("type") not in _UNMARKABLE:
+                wanted.append((row, block))
+        elif memory is not None and session is not None:
             stable = memory.stable_rows(session, [_fingerprint(m) for m in messages])
             # The last unchanged row: its prefix is what the previous request
             # wrote; reading it back needs a breakpoint exactly there when the
             # new tail is longer than the server's lookback window.
             if 0 < stable < count:
-                wanted.insert(0, stable - 1)
-    for row in sorted(set(wanted)):
+                wanted.append((stable - 1, None))
+    targets: list[tuple[int, int, dict[str, Any]]] = []
+    for row, block in wanted:
+        content = messages[row]["content"]
+        target = _last_markable(messages[row]) if block is None else block
+        if target is not None and all(target is not t[2] for t in targets):
+            position = next(i for i, b in enumerate(content) if b is target)
+            targets.append((row, position, target))
+    for row, _, target in sorted(targets, key=lambda t: (t[0], t[1])):
         if len(placed) >= MAX_BREAKPOINTS:
             break
-        if _mark_message(messages[row], marker):
-            placed.append(f"messages[{row}]")
+        target["cache_control"] = marker
+        placed.append(f"messages[{row}]")
     return placed
 
 
-def _mark_message(message: dict[str, Any], marker: dict[str, Any]) -> bool:
+_UNMARKABLE = ("thinking", "redacted_thinking")
+
+
+def _last_markable(message: dict[str, Any]) -> Any:
     for block in reversed(message["content"]):
-        if block.get("type") not in ("thinking", "redacted_thinking"):
-            block["cache_control"] = marker
-            return True
-    return False
+        if block.get("type") not in _UNMARKABLE:
+            return block
+    return None
