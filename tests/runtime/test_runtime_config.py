@@ -49,3 +49,24 @@ def test_config_is_frozen_and_normalized() -> None:
         agent.config.max_tool_rounds = 3  # type: ignore[misc]
     retry_json = create_agent(model=MODEL, provider=PROVIDER, retry={"maxAttempts": 5})
     assert retry_json.config.retry.max_attempts == 5
+
+
+def test_unknown_or_missing_names_raise_type_error_naming_them() -> None:
+    # The parameters are one TypedDict (AgentOptions): a typo is refused as
+    # a keyword-only signature would refuse it, never silently ignored.
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['max_tool_round'\]"):
+        create_agent(model=MODEL, provider=PROVIDER, max_tool_round=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"missing required keyword argument\(s\) \['model'\]"):
+        create_agent(provider=PROVIDER)  # type: ignore[call-arg]
+
+
+def test_agent_options_name_every_configured_field() -> None:
+    from dataclasses import fields
+
+    from prism.runtime import AgentConfig, AgentOptions
+
+    # Every option lands on a config field (``redactor`` is built from secrets).
+    config_fields = {f.name for f in fields(AgentConfig)} - {"redactor"}
+    assert set(AgentOptions.__annotations__) == config_fields
+    config = AgentConfig.build(model=MODEL, provider=PROVIDER, max_tool_rounds=2)
+    assert config.max_tool_rounds == 2 and config.tool_concurrency == 1

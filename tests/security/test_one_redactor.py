@@ -12,8 +12,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "python" / "prism"
 # Where a raw list of secrets is still the input, and why.
 TAKES_SECRETS = {
     # Secrets are configured once, on the agent, which builds the one redactor.
-    "runtime/agent.py:create_agent",
-    "runtime/config.py:AgentConfig.build",
+    # (``create_agent``'s parameters are the fields of ``AgentOptions``.)
+    "runtime/config.py:AgentOptions",
     # The redactor's own constructors and normalizers.
     "security/redaction.py:create_redactor",
     "security/redaction.py:normalize_secrets",
@@ -33,7 +33,8 @@ DEFAULTS_ITS_REDACTOR: set[str] = set()
 
 def public_parameters() -> list[tuple[str, str, ast.arg, ast.expr | None]]:
     """(where, function, parameter, default) for every public function and
-    method of every public module."""
+    method of every public module, and every field of a public TypedDict
+    (``create_agent(**options: Unpack[AgentOptions])`` takes its fields)."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
@@ -43,6 +44,13 @@ def public_parameters() -> list[tuple[str, str, ast.arg, ast.expr | None]]:
             for node in body:
                 if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                     visit(node.body, f"{prefix}{node.name}.")
+                    if _is_typed_dict(node):
+                        for field in node.body:
+                            if isinstance(field, ast.AnnAssign) and isinstance(
+                                field.target, ast.Name
+                            ):
+                                arg = ast.arg(arg=field.target.id, annotation=field.annotation)
+                                found.append((rel, prefix + node.name, arg, field.value))
                 elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     if node.name.startswith("_") and node.name != "__init__":
                         continue
@@ -59,6 +67,12 @@ def public_parameters() -> list[tuple[str, str, ast.arg, ast.expr | None]]:
 
         visit(tree.body, "")
     return found
+
+
+def _is_typed_dict(node: ast.ClassDef) -> bool:
+    # A TypedDict, or a subclass of a private TypedDict in the same module.
+    names = {base.id for base in node.bases if isinstance(base, ast.Name)}
+    return "TypedDict" in names or any(name.endswith("Options") for name in names)
 
 
 def test_no_public_api_defaults_its_redactor() -> None:

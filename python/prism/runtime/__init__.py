@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     )
     from prism.runtime.config import (
         AgentConfig,
+        AgentOptions,
         validate_model,
     )
     from prism.runtime.events import (
@@ -43,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "create_agent": "prism.runtime.agent",
     "CheckpointState": "prism.runtime.checkpoint_state",
     "AgentConfig": "prism.runtime.config",
+    "AgentOptions": "prism.runtime.config",
     "validate_model": "prism.runtime.config",
     "AGENT_EVENT_TYPES": "prism.runtime.events",
     "AgentEventListener": "prism.runtime.events",
@@ -59,6 +61,7 @@ __all__ = [
     "Agent",
     "AgentConfig",
     "AgentEventListener",
+    "AgentOptions",
     "AgentSession",
     "CheckpointState",
     "ResumeAllReport",

@@ -7,13 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from prism.assembly import InputBuilder, PromptBuilder
 from prism.contracts import Message
 from prism.errors import ConfigError, UnknownNameError
-from prism.middleware import MiddlewareRegistry
-from prism.providers.registry import ProviderRegistry
-from prism.runtime.checkpoint_state import CheckpointState
-from prism.runtime.config import AgentConfig, SleepFn, validate_model
+from prism.runtime.config import AgentConfig, AgentOptions, validate_model
 from prism.runtime.events import AgentEventListener
 from prism.runtime.options import RunOptions
 from prism.runtime.recovery import ResumeAllReport, resume_sessions, unfinished_sessions
@@ -21,13 +17,9 @@ from prism.runtime.result import RunResult
 from prism.runtime.session import AgentSession
 from prism.stores.base import SessionStore
 from prism.stores.memory import MemorySessionStore
-from prism.tools.definition import ToolDefinition
-from prism.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-
-    from prism.attention.calibration import TokenCalibration
 
 
 class Agent:
@@ -183,60 +175,9 @@ class Agent:
         return self.create_session(session_id).run_sync(input, **options)
 
 
-def create_agent(
-    *,
-    model: Mapping[str, Any],
-    provider: Any,
-    tools: Sequence[ToolDefinition] | ToolRegistry = (),
-    middleware: MiddlewareRegistry | None = None,
-    system: str | Sequence[Any] | None = None,
-    retry: Any = True,
-    compaction: Any = None,
-    max_tool_rounds: int = 8,
-    tool_concurrency: int = 1,
-    attention_compiler: Any = None,
-    secrets: Sequence[str] = (),
-    permission_policy: Any = None,
-    context_providers: Sequence[Any] = (),
-    skills: Sequence[Any] = (),
-    store: SessionStore | None = None,
-    sleep: SleepFn | None = None,
-    metadata: Mapping[str, Any] | None = None,
-    input_builder: InputBuilder | None = None,
-    prompt_builder: PromptBuilder | None = None,
-    providers: ProviderRegistry | None = None,
-    durable: bool = False,
-    persist_session_state: bool = False,
-    checkpoint_state: Sequence[CheckpointState] = (),
-    token_calibration: TokenCalibration | None = None,
-) -> Agent:
+def create_agent(**options: Unpack[AgentOptions]) -> Agent:
     """Validate the configuration once (``ConfigError`` names the bad option)
-    and return an :class:`Agent`. See docs/runtime.md for each option."""
-    return Agent(
-        AgentConfig.build(
-            model=model,
-            provider=provider,
-            tools=tools,
-            middleware=middleware,
-            system=system,
-            retry=retry,
-            compaction=compaction,
-            max_tool_rounds=max_tool_rounds,
-            tool_concurrency=tool_concurrency,
-            attention_compiler=attention_compiler,
-            secrets=secrets,
-            permission_policy=permission_policy,
-            context_providers=context_providers,
-            skills=skills,
-            store=store,
-            sleep=sleep,
-            metadata=metadata,
-            input_builder=input_builder,
-            prompt_builder=prompt_builder,
-            providers=providers,
-            durable=durable,
-            persist_session_state=persist_session_state,
-            checkpoint_state=checkpoint_state,
-            token_calibration=token_calibration,
-        )
-    )
+    and return an :class:`Agent`. The parameters are :class:`AgentOptions`
+    (keyword-only; ``model`` and ``provider`` required); docs/runtime.md
+    describes each."""
+    return Agent(AgentConfig.build(**options))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import anyio
 
@@ -23,6 +23,8 @@ from prism.tools.definition import ToolDefinition
 from prism.tools.registry import ToolRegistry, create_tool_registry
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from prism.assembly.assemble import InputBuilder, PromptBuilder
     from prism.assembly.context import ContextProvider
     from prism.assembly.skills import Skill
@@ -30,9 +32,70 @@ if TYPE_CHECKING:
     from prism.providers.base import AIProvider
     from prism.security.permissions import PermissionPolicy
 
-__all__ = ["AgentConfig", "SleepFn", "registered_model", "validate_model", "validate_positive_int"]
+__all__ = [
+    "AgentConfig",
+    "AgentOptions",
+    "SleepFn",
+    "registered_model",
+    "validate_model",
+    "validate_positive_int",
+]
 
 SleepFn = Callable[[float], Awaitable[None]]
+
+
+class _RequiredAgentOptions(TypedDict):
+    # A total base class, so ``__required_keys__`` is right at run time too
+    # (string annotations hide ``Required[...]`` from the TypedDict machinery).
+    model: Mapping[str, Any]
+    provider: Any
+
+
+class AgentOptions(_RequiredAgentOptions, total=False):
+    """The parameters of ``create_agent`` (and ``AgentConfig.build``): the
+    one list of them. ``model`` and ``provider`` are required; the others
+    default as docs/runtime.md ("create_agent options") says: ``retry=True``,
+    ``max_tool_rounds=8``, ``tool_concurrency=1``, ``durable=False``, and
+    empty or ``None`` for the rest."""
+
+    tools: Sequence[ToolDefinition] | ToolRegistry
+    middleware: MiddlewareRegistry | None
+    system: str | Sequence[Any] | None
+    retry: Any
+    compaction: Any
+    max_tool_rounds: int
+    tool_concurrency: int
+    attention_compiler: Any
+    secrets: Sequence[str]
+    permission_policy: Any
+    context_providers: Sequence[Any]
+    skills: Sequence[Any]
+    store: SessionStore | None
+    sleep: SleepFn | None
+    metadata: Mapping[str, Any] | None
+    input_builder: InputBuilder | None
+    prompt_builder: PromptBuilder | None
+    providers: ProviderRegistry | None
+    durable: bool
+    persist_session_state: bool
+    checkpoint_state: Sequence[CheckpointState]
+    token_calibration: TokenCalibration | None
+
+
+AGENT_OPTION_NAMES: frozenset[str] = frozenset(AgentOptions.__annotations__)
+
+
+def _check_option_names(options: Mapping[str, Any]) -> None:
+    # What Python itself says for a keyword-only signature: a TypeError.
+    unknown = sorted(set(options) - AGENT_OPTION_NAMES)
+    if unknown:
+        raise TypeError(
+            f"create_agent() got unexpected keyword argument(s) {unknown};"
+            f" expected {sorted(AGENT_OPTION_NAMES)}"
+        )
+    missing = sorted(AgentOptions.__required_keys__ - set(options))
+    if missing:
+        raise TypeError(f"create_agent() missing required keyword argument(s) {missing}")
 
 
 def validate_model(model: object, where: str = "model") -> ModelConfig:
@@ -117,34 +180,21 @@ class AgentConfig:
             )
 
     @classmethod
-    def build(
-        cls,
-        *,
-        model: object,
-        provider: object,
-        tools: Sequence[ToolDefinition] | ToolRegistry = (),
-        middleware: MiddlewareRegistry | None = None,
-        system: str | Sequence[Any] | None = None,
-        retry: Any = True,
-        compaction: Any = None,
-        max_tool_rounds: int = 8,
-        tool_concurrency: int = 1,
-        attention_compiler: Any = None,
-        secrets: Sequence[str] = (),
-        permission_policy: Any = None,
-        context_providers: Sequence[Any] = (),
-        skills: Sequence[Any] = (),
-        store: SessionStore | None = None,
-        sleep: SleepFn | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        input_builder: Any = None,
-        prompt_builder: Any = None,
-        providers: ProviderRegistry | None = None,
-        durable: bool = False,
-        persist_session_state: bool = False,
-        checkpoint_state: Sequence[CheckpointState] = (),
-        token_calibration: TokenCalibration | None = None,
-    ) -> AgentConfig:
+    def build(cls, **options: Unpack[AgentOptions]) -> AgentConfig:
+        """Validate ``options`` (the parameters of ``create_agent``, documented
+        on :class:`AgentOptions`); ``ConfigError`` names the bad option."""
+        _check_option_names(options)
+        model: object = options["model"]
+        provider: object = options["provider"]
+        tools = options.get("tools", ())
+        middleware = options.get("middleware")
+        compaction = options.get("compaction")
+        attention_compiler = options.get("attention_compiler")
+        input_builder = options.get("input_builder")
+        prompt_builder = options.get("prompt_builder")
+        store = options.get("store")
+        sleep = options.get("sleep")
+        providers = options.get("providers")
         checked_model = validate_model(model)
         generate = getattr(provider, "generate", None)
         if provider is None or not callable(generate):
@@ -154,13 +204,13 @@ class AgentConfig:
             raise ConfigError(
                 "middleware must be a MiddlewareRegistry (create_middleware_registry())"
             )
-        system_layers = _system_layers(system)
+        system_layers = _system_layers(options.get("system"))
         if store is not None and not isinstance(store, SessionStore):
             raise ConfigError("store must implement SessionStore (append, append_many, list, get)")
         if sleep is not None and not callable(sleep):
             raise ConfigError("sleep must be an async callable taking seconds")
         try:
-            secret_values = normalize_secrets(secrets)
+            secret_values = normalize_secrets(options.get("secrets", ()))
         except TypeError as error:
             raise ConfigError(f"secrets: {error}") from None
         checked_compaction = coerce_compaction_options(compaction, checked_model)
@@ -174,28 +224,34 @@ class AgentConfig:
             tools=registry,
             middleware=middleware,
             system=system_layers,
-            retry=coerce_retry_options(retry),
+            retry=coerce_retry_options(options.get("retry", True)),
             compaction=checked_compaction,
-            max_tool_rounds=validate_positive_int(max_tool_rounds, "max_tool_rounds", minimum=0),
-            tool_concurrency=validate_positive_int(tool_concurrency, "tool_concurrency"),
+            max_tool_rounds=validate_positive_int(
+                options.get("max_tool_rounds", 8), "max_tool_rounds", minimum=0
+            ),
+            tool_concurrency=validate_positive_int(
+                options.get("tool_concurrency", 1), "tool_concurrency"
+            ),
             attention_compiler=_check_attention(
                 attention_compiler, checked_model, checked_compaction
             ),
             secrets=secret_values,
             redactor=create_redactor(secret_values),
-            permission_policy=permission_policy,
-            context_providers=tuple(context_providers),
-            skills=tuple(skills),
+            permission_policy=options.get("permission_policy"),
+            context_providers=tuple(options.get("context_providers", ())),
+            skills=tuple(options.get("skills", ())),
             store=store,
             sleep=sleep or anyio.sleep,
-            metadata=dict(metadata or {}),
+            metadata=dict(options.get("metadata") or {}),
             input_builder=input_builder,
             prompt_builder=prompt_builder,
             providers=providers,
-            durable=_check_bool(durable, "durable"),
-            persist_session_state=_check_bool(persist_session_state, "persist_session_state"),
-            checkpoint_state=check_checkpoint_state(checkpoint_state),
-            token_calibration=_check_calibration(token_calibration),
+            durable=_check_bool(options.get("durable", False), "durable"),
+            persist_session_state=_check_bool(
+                options.get("persist_session_state", False), "persist_session_state"
+            ),
+            checkpoint_state=check_checkpoint_state(options.get("checkpoint_state", ())),
+            token_calibration=_check_calibration(options.get("token_calibration")),
         )
 
 
