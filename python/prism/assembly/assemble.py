@@ -165,8 +165,7 @@ async def assemble_provider_input(
     ``metadata`` goes on the request (not on messages) and is visible to context
     providers. ``redactor`` is the agent's (``NOOP_REDACTOR`` when there are
     no secrets); the attention pass redacts the stubs it writes with it. With ``attention_compiler`` set the default groups are used
-    and ``input_builder`` is not consulted.
-    """
+    and ``input_builder`` is not consulted."""
     declared, skill_list = _checked_inputs(model, redactor, options, metadata, tools, skills)
     build_context: dict[str, Any] = {
         "system_instructions": system_instructions,
