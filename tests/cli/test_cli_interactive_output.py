@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import random
 import re
+import sys
 
 import pytest
 from rich.console import Console
@@ -100,3 +101,24 @@ def test_without_secrets_text_passes_straight_through() -> None:
     redactor = StreamRedactor(create_redactor([]))
     assert redactor.feed("partial wor") == "partial wor"
     assert redactor.flush() == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_markdown_needs_a_terminal_and_is_off_with_no_color_or_the_flag(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from prism.cli.interactive import _console
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr(sys, "stdout", _Terminal())
+    assert isinstance(_console(True), Console)
+    assert _console(False) is None  # --no-markdown
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert _console(True) is None
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert _console(True) is None

@@ -10,6 +10,9 @@ A durable run ends paused when a tool call needs a human
   continues the run, and exits with ``PAUSED_EXIT_CODE``. The pause is a
   durable checkpoint, so that command works from any later process.
 
+The interactive session (prism.cli.interactive) asks inline with the same
+question, prompt and flag handling, on its own main thread.
+
 Each answer resumes the run (``session.resume(decisions=...)``) with its
 events streamed like the run's own; a run that pauses again is answered
 again.

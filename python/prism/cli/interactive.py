@@ -41,7 +41,6 @@ from prism.cli.host import CliHost, create_host
 from prism.cli.interactive_output import RunOutput
 from prism.cli.modes import assistant_text_delta
 from prism.cli.options import CliOptions
-from prism.errors import RunAbortedError
 from prism.runtime import AgentSession, RunResult
 
 PROMPT = "prism> "
@@ -299,10 +298,14 @@ class _Shell:
         soon as they are applied (the denials stored, nothing else run)."""
         output = self._output()
         undecided = set(decisions)
+        failed = False
 
         def show(event: Any) -> None:
-            if abort and event.get("type") == "error":
-                return  # the abort is said once, by _answer
+            nonlocal failed
+            if event.get("type") == "error":
+                failed = True
+                if abort:
+                    return  # the abort is said once, by _answer
             self._show(event, output)
             if abort and event.get("type") == "approval_decided":
                 undecided.discard(event.get("approvalId"))
@@ -312,10 +315,10 @@ class _Shell:
         unsubscribe = self.session.subscribe(show)
         try:
             result = await self.session.resume(decisions)
-        except RunAbortedError:
-            if not abort:
+        except Exception:
+            if not failed:
                 raise
-            return None
+            return None  # shown as the run's error event (or, aborted, by _answer)
         finally:
             unsubscribe()
             output.end_text()
