@@ -28,6 +28,7 @@ from prism.providers._http_stream import (
     max_tokens_option,
     policy_from_json,
     request_options,
+    tool_call_id_and_name,
     tool_choice_option,
 )
 
@@ -287,9 +288,7 @@ def _assistant_blocks(content: list[ContentBlock], index: int) -> list[dict[str,
             if block["text"]:  # type: ignore[typeddict-item]
                 rest.append({"type": "text", "text": block["text"]})  # type: ignore[typeddict-item]
         elif kind == "tool_call":
-            call_id, name = block.get("id"), block.get("name")
-            if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
-                raise BodyError(f"tool_call block in messages[{index}] needs id and name")
+            call_id, name = tool_call_id_and_name(block, index)
             args = block.get("arguments")
             rest.append({"type": "tool_use", "id": call_id, "name": name, "input": args or {}})
         else:

@@ -25,6 +25,7 @@ from prism.providers._http_stream import (
     max_tokens_option,
     policy_from_json,
     request_options,
+    tool_call_id_and_name,
     tool_choice_option,
 )
 
@@ -297,9 +298,7 @@ def _assistant_message(
 
 
 def _tool_call(block: Mapping[str, Any], index: int) -> dict[str, Any]:
-    call_id, name = block.get("id"), block.get("name")
-    if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
-        raise RequestSerializationError(f"tool_call block in messages[{index}] needs id and name")
+    call_id, name = tool_call_id_and_name(block, index)
     args = block.get("arguments", {})
     return {
         "id": call_id,
