@@ -464,3 +464,18 @@ def test_every_adapter_refuses_a_history_tool_call_without_id_or_name(
         )
     with pytest.raises(RequestSerializationError, match=expected):
         build_responses_body(request, policy=ResponsesRequestPolicy(), default_options={})
+
+
+def test_every_adapter_refuses_a_request_without_a_model_name() -> None:
+    from prism.providers._anthropic_request import AnthropicRequestPolicy, build_messages_body
+    from prism.providers._http_stream import RequestSerializationError
+    from prism.providers._responses_request import ResponsesRequestPolicy, build_responses_body
+
+    request: Any = {"model": {"provider": "p"}, "messages": []}
+    expected = "request.model.model must be a model name string"
+    with pytest.raises(RequestSerializationError, match=expected):
+        build_messages_body(
+            request, policy=AnthropicRequestPolicy(), default_options={}, prefix_memory=None
+        )
+    with pytest.raises(RequestSerializationError, match=expected):
+        build_responses_body(request, policy=ResponsesRequestPolicy(), default_options={})

@@ -27,6 +27,7 @@ from prism.providers._http_stream import (
     logger,
     max_tokens_option,
     policy_from_json,
+    request_model,
     request_options,
     tool_call_id_and_name,
     tool_choice_option,
@@ -137,9 +138,7 @@ def build_messages_body(
     default_options: Mapping[str, JsonValue],
     prefix_memory: PrefixMemory | None,
 ) -> dict[str, Any]:
-    model = request.get("model")
-    if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
-        raise BodyError("request.model.model must be a model name string")
+    model = request_model(request)
     system, messages = serialize_messages(request.get("messages", []))
     body: dict[str, Any] = {"model": model["model"], "messages": messages, "stream": True}
     if system:

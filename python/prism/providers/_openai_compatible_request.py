@@ -24,6 +24,7 @@ from prism.providers._http_stream import (
     json_schema_option,
     max_tokens_option,
     policy_from_json,
+    request_model,
     request_options,
     tool_call_id_and_name,
     tool_choice_option,
@@ -128,9 +129,7 @@ def build_request_body(
     default_options: Mapping[str, JsonValue] | None = None,
 ) -> dict[str, Any]:
     """The Chat Completions streaming body for ``request``."""
-    model = request.get("model")
-    if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
-        raise RequestSerializationError("request.model.model must be a model name string")
+    model = request_model(request)
     body: dict[str, Any] = {
         "model": model["model"],
         "messages": serialize_messages(request.get("messages", []), policy),

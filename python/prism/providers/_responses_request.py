@@ -27,6 +27,7 @@ from prism.providers._http_stream import (
     logger,
     max_tokens_option,
     policy_from_json,
+    request_model,
     request_options,
     tool_call_id_and_name,
     tool_choice_option,
@@ -121,9 +122,7 @@ def build_responses_body(
     policy: ResponsesRequestPolicy,
     default_options: Mapping[str, JsonValue],
 ) -> dict[str, Any]:
-    model = request.get("model")
-    if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
-        raise BodyError("request.model.model must be a model name string")
+    model = request_model(request)
     name = model["model"]
     body: dict[str, Any] = {
         "model": name,
