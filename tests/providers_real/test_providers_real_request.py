@@ -440,3 +440,42 @@ async def test_assistant_content_is_null_only_beside_tool_calls() -> None:
     first, second = recorder.bodies[0]["messages"]
     assert first == {"role": "assistant", "content": ""}
     assert second["content"] is None and second["tool_calls"][0]["id"] == "c"
+
+
+@pytest.mark.parametrize("call", [{"name": "n"}, {"id": "c1"}, {"id": "", "name": "n"}])
+def test_every_adapter_refuses_a_history_tool_call_without_id_or_name(
+    call: dict[str, Any],
+) -> None:
+    from prism.providers._anthropic_request import AnthropicRequestPolicy, build_messages_body
+    from prism.providers._http_stream import RequestSerializationError
+    from prism.providers._responses_request import ResponsesRequestPolicy, build_responses_body
+
+    request: Any = {
+        "model": {"provider": "p", "model": "m"},
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "content": [{"type": "tool_call", **call}]},
+        ],
+    }
+    expected = r"tool_call block in messages\[1\] needs id and name"
+    with pytest.raises(RequestSerializationError, match=expected):
+        build_messages_body(
+            request, policy=AnthropicRequestPolicy(), default_options={}, prefix_memory=None
+        )
+    with pytest.raises(RequestSerializationError, match=expected):
+        build_responses_body(request, policy=ResponsesRequestPolicy(), default_options={})
+
+
+def test_every_adapter_refuses_a_request_without_a_model_name() -> None:
+    from prism.providers._anthropic_request import AnthropicRequestPolicy, build_messages_body
+    from prism.providers._http_stream import RequestSerializationError
+    from prism.providers._responses_request import ResponsesRequestPolicy, build_responses_body
+
+    request: Any = {"model": {"provider": "p"}, "messages": []}
+    expected = "request.model.model must be a model name string"
+    with pytest.raises(RequestSerializationError, match=expected):
+        build_messages_body(
+            request, policy=AnthropicRequestPolicy(), default_options={}, prefix_memory=None
+        )
+    with pytest.raises(RequestSerializationError, match=expected):
+        build_responses_body(request, policy=ResponsesRequestPolicy(), default_options={})

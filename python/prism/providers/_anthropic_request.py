@@ -34,7 +34,9 @@ from prism.providers._http_stream import (
     logger,
     max_tokens_option,
     policy_from_json,
+    request_model,
     request_options,
+    tool_call_id_and_name,
     tool_choice_option,
 )
 from prism.providers._tool_images import omit_tool_images
@@ -145,9 +147,7 @@ def build_messages_body(
     default_options: Mapping[str, JsonValue],
     prefix_memory: PrefixMemory | None,
 ) -> dict[str, Any]:
-    model = request.get("model")
-    if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
-        raise BodyError("request.model.model must be a model name string")
+    model = request_model(request)
     row_ends: list[tuple[int, Any] | None] = []
     system, messages = serialize_messages(
         omit_tool_images(request.get("messages", []), model), row_ends=row_ends
@@ -352,9 +352,7 @@ def _assistant_blocks(content: list[ContentBlock], index: int) -> list[dict[str,
             if block["text"]:  # type: ignore[typeddict-item]
                 rest.append({"type": "text", "text": block["text"]})  # type: ignore[typeddict-item]
         elif kind == "tool_call":
-            call_id, name = block.get("id"), block.get("name")
-            if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
-                raise BodyError(f"tool_call block in messages[{index}] needs id and name")
+            call_id, name = tool_call_id_and_name(block, index)
             args = block.get("arguments")
             rest.append({"type": "tool_use", "id": call_id, "name": name, "input": args or {}})
         else:

@@ -180,6 +180,24 @@ def finish_body(
     return body
 
 
+def request_model(request: ProviderRequest) -> Mapping[str, Any]:
+    """The request's model config, checked to name a model (every body starts
+    with it)."""
+    model = request.get("model")
+    if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
+        raise BodyError("request.model.model must be a model name string")
+    return model
+
+
+def tool_call_id_and_name(block: Mapping[str, Any], index: int) -> tuple[str, str]:
+    """A history tool call's id and name (``messages[index]``), which every
+    API needs to pair the call with its result."""
+    call_id, name = block.get("id"), block.get("name")
+    if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
+        raise BodyError(f"tool_call block in messages[{index}] needs id and name")
+    return call_id, name
+
+
 def declared_tool_name(tool: Mapping[str, Any]) -> str:
     name = tool.get("name")
     if not isinstance(name, str) or not name:

@@ -24,7 +24,9 @@ from prism.providers._http_stream import (
     json_schema_option,
     max_tokens_option,
     policy_from_json,
+    request_model,
     request_options,
+    tool_call_id_and_name,
     tool_choice_option,
 )
 from prism.providers._tool_images import omit_tool_images
@@ -129,9 +131,7 @@ def build_request_body(
     default_options: Mapping[str, JsonValue] | None = None,
 ) -> dict[str, Any]:
     """The Chat Completions streaming body for ``request``."""
-    model = request.get("model")
-    if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
-        raise RequestSerializationError("request.model.model must be a model name string")
+    model = request_model(request)
     body: dict[str, Any] = {
         "model": model["model"],
         "messages": serialize_messages(
@@ -309,9 +309,7 @@ def _assistant_message(
 
 
 def _tool_call(block: Mapping[str, Any], index: int) -> dict[str, Any]:
-    call_id, name = block.get("id"), block.get("name")
-    if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
-        raise RequestSerializationError(f"tool_call block in messages[{index}] needs id and name")
+    call_id, name = tool_call_id_and_name(block, index)
     args = block.get("arguments", {})
     return {
         "id": call_id,

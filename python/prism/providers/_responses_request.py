@@ -27,7 +27,9 @@ from prism.providers._http_stream import (
     logger,
     max_tokens_option,
     policy_from_json,
+    request_model,
     request_options,
+    tool_call_id_and_name,
     tool_choice_option,
 )
 from prism.providers._tool_images import omit_tool_images
@@ -122,9 +124,7 @@ def build_responses_body(
     policy: ResponsesRequestPolicy,
     default_options: Mapping[str, JsonValue],
 ) -> dict[str, Any]:
-    model = request.get("model")
-    if not isinstance(model, Mapping) or not isinstance(model.get("model"), str):
-        raise BodyError("request.model.model must be a model name string")
+    model = request_model(request)
     name = model["model"]
     body: dict[str, Any] = {
         "model": name,
@@ -309,9 +309,7 @@ def _assistant_items(
         elif kind == "text":
             texts.append({"type": "output_text", "text": block["text"]})  # type: ignore[typeddict-item]
         elif kind == "tool_call":
-            call_id, name = block.get("id"), block.get("name")
-            if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
-                raise BodyError(f"tool_call block in messages[{index}] needs id and name")
+            call_id, name = tool_call_id_and_name(block, index)
             args = block.get("arguments")
             arguments = json.dumps(args or {}, separators=(",", ":"), ensure_ascii=False)
             items.append(
