@@ -1,5 +1,5 @@
 """Per-turn input tokens, cache reads and writes, cost and cache busts of a
-branch: the attention benchmark's cost model (benches/attention/scenario.py)
+branch: the attention benchmark's cost model (prism._bench.attention.scenario)
 applied to requests rebuilt from stored entries.
 
 The model, as in the benchmark: a request is its tool declarations (one
