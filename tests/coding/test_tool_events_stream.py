@@ -6,6 +6,7 @@ is refused inside the tool."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.image_samples import png_bytes
 
 from prism.coding import create_coding_tools
 from prism.providers import create_mock_provider, provider_done, provider_tool_call
@@ -139,18 +141,26 @@ HOST = """
 import sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
+sys.path.insert(0, {root!r})
 from test_tool_events_stream import coding_agent
 
 def build():
-    return coding_agent(Path({workspace!r}), [("c1", "write", {{"path": "n.txt", "content": "x"}})])
+    return coding_agent(
+        Path({workspace!r}),
+        [("c1", "write", {{"path": "n.txt", "content": "x"}}), ("c2", "read", {{"path": "p.png"}})],
+    )
 """
 
 
 def test_json_mode_shows_the_lifecycle_events(workspace: Path, tmp_path: Path) -> None:
     app = tmp_path / "app"
     app.mkdir()
+    png = png_bytes(3, 2)
+    (workspace / "p.png").write_bytes(png)
     tests = str(Path(__file__).parent)
-    (app / "codingapp.py").write_text(HOST.format(tests=tests, workspace=str(workspace)))
+    (app / "codingapp.py").write_text(
+        HOST.format(tests=tests, root=str(Path(__file__).parents[2]), workspace=str(workspace))
+    )
     env = {**os.environ, "PRISM_HOME": str(tmp_path / "home")}
     env["PYTHONPATH"] = os.pathsep.join([str(app), env.get("PYTHONPATH", "")])
     prism = Path(sys.executable).parent / "prism"
@@ -164,5 +174,12 @@ def test_json_mode_shows_the_lifecycle_events(workspace: Path, tmp_path: Path) -
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    types = [json.loads(line)["event"]["type"] for line in done.stdout.splitlines()]
+    events = [json.loads(line)["event"] for line in done.stdout.splitlines()]
+    types = [event["type"] for event in events]
     assert types.index("tool_call") < types.index("file_changed") < types.index("tool_result")
+    # An image result stays one small, valid JSON line: its data is elided.
+    read = next(
+        e["result"] for e in events if e["type"] == "tool_result" and e["result"]["name"] == "read"
+    )
+    assert read["images"] == [{"type": "image", "mimeType": "image/png", "dataLength": 100}]
+    assert base64.b64encode(png).decode() not in done.stdout

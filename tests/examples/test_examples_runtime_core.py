@@ -67,6 +67,13 @@ EXPECTED = {
         "tool events: ['tool_call', 'tool_result']",
         "production store untouched: True",
     ],
+    "tool_images.py": [
+        "event images: [{'type': 'image', 'mimeType': 'image/png', 'dataLength': 96}]",
+        "'result': 'chart.png: image/png, 72 bytes, 4x3 pixels (image attached)'",
+        "vision-model sees: {'type': 'image', 'data': 'iVBORw0KGgoA...', 'mimeType': 'image/png'}",
+        "text-model sees: {'type': 'text', 'text': \"[image omitted (image/png, 72 bytes): "
+        "model 'text-model' does not accept image input]\"}",
+    ],
     "typed_tools.py": [
         "declared: quote - Price a parcel.",
         "quote schema requires: ['parcel', 'destination']",

@@ -131,11 +131,17 @@ class _StoredResults:
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self.results: dict[str, Any] = {}
+        self.images: dict[str, list[Any]] = {}
         for entry in entries:
             if entry["kind"] == "message" and entry["message"].get("role") == "tool":
+                call_id: str | None = None
                 for block in entry["message"].get("content") or ():
                     if block.get("type") == "tool_result":
-                        self.results[str(block.get("toolCallId"))] = block
+                        call_id = str(block.get("toolCallId"))
+                        self.results[call_id] = block
+                    elif block.get("type") == "image" and call_id is not None:
+                        # A tool's images follow its result (docs/tools.md).
+                        self.images.setdefault(call_id, []).append(block)
 
     def tool(self, name: str) -> Any:
         def answer(args: Mapping[str, Any], ctx: ToolContext) -> Any:
@@ -158,6 +164,9 @@ class _StoredResults:
         }
         if stored.get("isError"):
             restored["isError"] = True
+        images = self.images.get(str(result["toolCallId"]))
+        if images:
+            restored["images"] = images
         return restored
 
 
