@@ -39,6 +39,7 @@ from prism.providers._http_stream import (
     tool_call_id_and_name,
     tool_choice_option,
 )
+from prism.providers._request_blocks import inline_image, refuse, tool_result_text
 from prism.providers._tool_images import omit_tool_images
 from prism.providers._tool_replies import tool_replies
 
@@ -244,7 +245,7 @@ def serialize_messages(
         if role == "system":
             for block in content:
                 if block.get("type") != "text":
-                    raise _refuse(block, index, role, "system messages carry text only")
+                    raise refuse(block, index, role, "system messages carry text only")
                 if block["text"]:  # type: ignore[typeddict-item]
                     system.append({"type": "text", "text": block["text"]})  # type: ignore[typeddict-item]
             if row_ends is not None:
@@ -275,11 +276,6 @@ def serialize_messages(
     return system, out
 
 
-def _refuse(block: Any, index: int, role: Any, why: str) -> BodyError:
-    kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
-    return BodyError(f"cannot send a {kind!r} block in messages[{index}] (role {role}): {why}")
-
-
 def _user_blocks(content: list[ContentBlock], index: int, role: str) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for block in content:
@@ -292,29 +288,19 @@ def _user_blocks(content: list[ContentBlock], index: int, role: str) -> list[dic
         elif kind == "tool_result":
             blocks.append(_tool_result(block, index))
         else:
-            raise _refuse(block, index, role, "only text, image and tool_result fit here")
+            raise refuse(block, index, role, "only text, image and tool_result fit here")
     return blocks
 
 
 def _image(block: Mapping[str, Any], index: int) -> dict[str, Any]:
     if block.get("url"):
         return {"type": "image", "source": {"type": "url", "url": block["url"]}}
-    data, mime = block.get("data"), block.get("mimeType")
-    if not data or not mime:
-        raise BodyError(f"image block in messages[{index}] needs url, or data with mimeType")
+    mime, data = inline_image(block, index)
     return {"type": "image", "source": {"type": "base64", "media_type": mime, "data": data}}
 
 
 def _tool_result(block: Mapping[str, Any], index: int) -> dict[str, Any]:
-    call_id = block.get("toolCallId")
-    if not isinstance(call_id, str) or not call_id:
-        raise BodyError(f"tool_result block in messages[{index}] needs toolCallId")
-    result = block.get("result")
-    text = (
-        result
-        if isinstance(result, str)
-        else json.dumps(result, separators=(",", ":"), ensure_ascii=False)
-    )
+    call_id, text = tool_result_text(block, index)
     out: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id, "content": text}
     if block.get("isError"):
         out["is_error"] = True
@@ -356,7 +342,7 @@ def _assistant_blocks(content: list[ContentBlock], index: int) -> list[dict[str,
             args = block.get("arguments")
             rest.append({"type": "tool_use", "id": call_id, "name": name, "input": args or {}})
         else:
-            raise _refuse(
+            raise refuse(
                 block, index, "assistant", "assistant messages carry text, thinking and tool calls"
             )
     return reasoning + rest  # reasoning opens the turn, as the API returned it

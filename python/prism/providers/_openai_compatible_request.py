@@ -29,8 +29,9 @@ from prism.providers._http_stream import (
     tool_call_id_and_name,
     tool_choice_option,
 )
+from prism.providers._request_blocks import image_url, in_band_tool_result, refuse
 from prism.providers._tool_images import omit_tool_images
-from prism.providers._tool_replies import image_lead, tool_replies
+from prism.providers._tool_replies import text_tool_outputs
 
 ThinkingPolicy = Literal["refuse", "omit", "reasoning_content", "reasoning"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
@@ -216,35 +217,17 @@ def serialize_messages(messages: list[Message], policy: RequestPolicy) -> list[d
     return out
 
 
-def _refuse(
-    block: ContentBlock | Any, index: int, role: Any, why: str
-) -> RequestSerializationError:
-    kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
-    return RequestSerializationError(
-        f"cannot send a {kind!r} block in messages[{index}] (role {role}): {why}"
-    )
-
-
 def _text_only(content: list[ContentBlock], index: int, role: str) -> str:
     parts: list[str] = []
     for block in content:
         if block.get("type") != "text":
-            raise _refuse(block, index, role, f"{role} messages carry text only")
+            raise refuse(block, index, role, f"{role} messages carry text only")
         parts.append(block["text"])  # type: ignore[typeddict-item]
     return "\n\n".join(parts)
 
 
 def _image_part(block: Mapping[str, Any], index: int) -> dict[str, Any]:
-    url = block.get("url")
-    if not url:
-        data = block.get("data")
-        mime = block.get("mimeType")
-        if not data or not mime:
-            raise RequestSerializationError(
-                f"image block in messages[{index}] needs url, or data with mimeType"
-            )
-        url = f"data:{mime};base64,{data}"
-    return {"type": "image_url", "image_url": {"url": url}}
+    return {"type": "image_url", "image_url": {"url": image_url(block, index)}}
 
 
 def _user_message(content: list[ContentBlock], index: int) -> list[dict[str, Any]]:
@@ -262,7 +245,7 @@ def _user_message(content: list[ContentBlock], index: int) -> list[dict[str, Any
         elif kind == "tool_result":
             tool_msgs.append(_tool_result(block, index))
         else:
-            raise _refuse(block, index, "user", "only text, image and tool_result fit here")
+            raise refuse(block, index, "user", "only text, image and tool_result fit here")
     out = tool_msgs
     if parts:
         if all(p["type"] == "text" for p in parts):
@@ -288,7 +271,7 @@ def _assistant_message(
             calls.append(_tool_call(block, index))
         elif kind == "thinking":
             if policy.thinking == "refuse":
-                raise _refuse(
+                raise refuse(
                     block,
                     index,
                     "assistant",
@@ -297,7 +280,7 @@ def _assistant_message(
                 )
             thinking.append(block["text"])  # type: ignore[typeddict-item]
         else:
-            raise _refuse(block, index, "assistant", "assistant messages carry text and tool calls")
+            raise refuse(block, index, "assistant", "assistant messages carry text and tool calls")
     # null content is only valid next to tool_calls; several servers reject it otherwise.
     text: str | None = "".join(texts) if texts or not calls else None
     msg: dict[str, Any] = {"role": "assistant", "content": text}
@@ -319,15 +302,11 @@ def _tool_call(block: Mapping[str, Any], index: int) -> dict[str, Any]:
 
 
 def _tool_result(block: Mapping[str, Any], index: int) -> dict[str, Any]:
-    call_id = block.get("toolCallId")
-    if not isinstance(call_id, str) or not call_id:
-        raise RequestSerializationError(f"tool_result block in messages[{index}] needs toolCallId")
-    result = block.get("result")
-    # Strings go as-is (what the model reads best); anything else as JSON.
-    text = result if isinstance(result, str) else dumps_compact(result)
-    if block.get("isError"):
-        # Chat Completions has no error flag on tool messages; say it in-band.
-        text = "Error: " + text
+    call_id, text = in_band_tool_result(block, index)
+    return _tool_message(call_id, text)
+
+
+def _tool_message(call_id: str, text: str) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
@@ -336,17 +315,8 @@ def _tool_messages(
 ) -> list[dict[str, Any]]:
     """One ``tool`` message per result (text only: the API's tool messages
     take no images); a result's images go to ``held`` as user-message parts."""
-    out: list[dict[str, Any]] = []
-    for reply in tool_replies(content, index):
-        message = _tool_result(reply.block, index)
-        notes = reply.notes
-        if notes:
-            message["content"] = "\n\n".join([message["content"], *notes])
-        if reply.images:
-            held.append({"type": "text", "text": image_lead(reply)})
-            held.extend(_image_part(image, index) for image in reply.images)
-        out.append(message)
-    return out
+    outputs = text_tool_outputs(content, index, held, text_type="text", image_part=_image_part)
+    return [_tool_message(call_id, text) for call_id, text in outputs]
 
 
 def _tool_images_message(parts: list[dict[str, Any]]) -> dict[str, Any]:

@@ -32,8 +32,9 @@ from prism.providers._http_stream import (
     tool_call_id_and_name,
     tool_choice_option,
 )
+from prism.providers._request_blocks import image_url, in_band_tool_result, refuse
 from prism.providers._tool_images import omit_tool_images
-from prism.providers._tool_replies import image_lead, tool_replies
+from prism.providers._tool_replies import text_tool_outputs
 
 ENVELOPE_PREFIX = "prism.openai-responses.v1:"
 ForeignReasoning = Literal["omit", "send"]
@@ -223,33 +224,19 @@ def _tool_items(
     """One ``function_call_output`` per result, its text only (a string
     output reaches every Responses-compatible server); a result's images go
     to ``held`` as ``input_image`` parts of a following user message."""
-    out: list[dict[str, Any]] = []
-    for reply in tool_replies(content, index):
-        item = _function_output(reply.block, index)
-        notes = reply.notes
-        if notes:
-            item["output"] = "\n\n".join([item["output"], *notes])
-        if reply.images:
-            held.append({"type": "input_text", "text": image_lead(reply)})
-            held.extend(_image(image, index) for image in reply.images)
-        out.append(item)
-    return out
+    outputs = text_tool_outputs(content, index, held, text_type="input_text", image_part=_image)
+    return [_output_item(call_id, text) for call_id, text in outputs]
 
 
 def _tool_images_item(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return {"type": "message", "role": "user", "content": parts}
 
 
-def _refuse(block: Any, index: int, role: Any, why: str) -> BodyError:
-    kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
-    return BodyError(f"cannot send a {kind!r} block in messages[{index}] (role {role}): {why}")
-
-
 def _system_item(content: list[ContentBlock], index: int) -> dict[str, Any]:
     parts = []
     for block in content:
         if block.get("type") != "text":
-            raise _refuse(block, index, "system", "system messages carry text only")
+            raise refuse(block, index, "system", "system messages carry text only")
         parts.append({"type": "input_text", "text": block["text"]})  # type: ignore[typeddict-item]
     return {"type": "message", "role": "system", "content": parts}
 
@@ -266,34 +253,21 @@ def _user_items(content: list[ContentBlock], index: int, role: str) -> list[dict
         elif kind == "tool_result":
             outputs.append(_function_output(block, index))
         else:
-            raise _refuse(block, index, role, "only text, image and tool_result fit here")
+            raise refuse(block, index, role, "only text, image and tool_result fit here")
     if parts:
         outputs.append({"type": "message", "role": "user", "content": parts})
     return outputs
 
 
 def _image(block: Mapping[str, Any], index: int) -> dict[str, Any]:
-    url = block.get("url")
-    if not url:
-        data, mime = block.get("data"), block.get("mimeType")
-        if not data or not mime:
-            raise BodyError(f"image block in messages[{index}] needs url, or data with mimeType")
-        url = f"data:{mime};base64,{data}"
-    return {"type": "input_image", "image_url": url}
+    return {"type": "input_image", "image_url": image_url(block, index)}
 
 
 def _function_output(block: Mapping[str, Any], index: int) -> dict[str, Any]:
-    call_id = block.get("toolCallId")
-    if not isinstance(call_id, str) or not call_id:
-        raise BodyError(f"tool_result block in messages[{index}] needs toolCallId")
-    result = block.get("result")
-    text = (
-        result
-        if isinstance(result, str)
-        else json.dumps(result, separators=(",", ":"), ensure_ascii=False)
-    )
-    if block.get("isError"):
-        text = "Error: " + text  # the API has no error flag on outputs
+    return _output_item(*in_band_tool_result(block, index))
+
+
+def _output_item(call_id: str, text: str) -> dict[str, Any]:
     return {"type": "function_call_output", "call_id": call_id, "output": text}
 
 
@@ -316,7 +290,7 @@ def _assistant_items(
                 {"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments}
             )
         else:
-            raise _refuse(
+            raise refuse(
                 block, index, "assistant", "assistant messages carry text, thinking and tool calls"
             )
     if texts:

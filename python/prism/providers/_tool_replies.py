@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from prism.providers._http_stream import BodyError
+from prism.providers._request_blocks import in_band_tool_result, refuse
 
 
 @dataclass(slots=True)
@@ -37,10 +38,11 @@ def tool_replies(content: Sequence[Any], index: int) -> list[ToolReply]:
         elif kind in ("image", "text") and replies:
             replies[-1].extras.append(block)
         else:
-            shown = kind if kind is not None else type(block).__name__
-            raise BodyError(
-                f"cannot send a {shown!r} block in messages[{index}] (role tool): tool messages "
-                "carry tool_result blocks, each followed by the images it returned"
+            raise refuse(
+                block,
+                index,
+                "tool",
+                "tool messages carry tool_result blocks, each followed by the images it returned",
             )
     if not replies:
         raise BodyError(f"messages[{index}] is a tool message with no tool_result")
@@ -55,3 +57,26 @@ def image_lead(reply: ToolReply) -> str:
     count = len(reply.images)
     noun = "image" if count == 1 else f"{count} images"
     return f"The {noun} returned by tool {name!r} (call {call_id}):"
+
+
+def text_tool_outputs(
+    content: Sequence[Any],
+    index: int,
+    held: list[dict[str, Any]],
+    *,
+    text_type: str,
+    image_part: Callable[[Mapping[str, Any], int], dict[str, Any]],
+) -> list[tuple[str, str]]:
+    """Each result's call id and output text, for the APIs whose tool output
+    carries text only: the text blocks after a result join its text, a
+    failure is said in-band, and its images go to ``held`` (after an
+    :func:`image_lead` part of type ``text_type``) for a user message that
+    follows the run of tool outputs."""
+    outputs: list[tuple[str, str]] = []
+    for reply in tool_replies(content, index):
+        call_id, text = in_band_tool_result(reply.block, index)
+        outputs.append((call_id, "\n\n".join([text, *reply.notes])))
+        if reply.images:
+            held.append({"type": text_type, "text": image_lead(reply)})
+            held.extend(image_part(image, index) for image in reply.images)
+    return outputs
