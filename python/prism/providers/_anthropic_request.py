@@ -29,7 +29,6 @@ from prism.errors import ConfigError
 from prism.providers._http_stream import (
     BodyError,
     copy_options,
-    declared_tool_name,
     finish_body,
     logger,
     max_tokens_option,
@@ -39,7 +38,7 @@ from prism.providers._http_stream import (
     tool_call_id_and_name,
     tool_choice_option,
 )
-from prism.providers._request_blocks import inline_image, refuse, tool_result_text
+from prism.providers._request_blocks import inline_image, refuse, tool_fields, tool_result_text
 from prism.providers._tool_images import omit_tool_images
 from prism.providers._tool_replies import tool_replies
 
@@ -216,13 +215,7 @@ def _apply_options(
 
 
 def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "name": declared_tool_name(tool),
-        "input_schema": tool.get("parameters") or {"type": "object", "properties": {}},
-    }
-    if tool.get("description"):
-        out["description"] = tool["description"]
-    return out
+    return tool_fields(tool, "input_schema")
 
 
 def serialize_messages(

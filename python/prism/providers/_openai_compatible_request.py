@@ -19,7 +19,6 @@ from prism.providers._http_stream import (
     RequestSerializationError,
     cache_key_option,
     copy_options,
-    declared_tool_name,
     finish_body,
     json_schema_option,
     max_tokens_option,
@@ -29,7 +28,7 @@ from prism.providers._http_stream import (
     tool_call_id_and_name,
     tool_choice_option,
 )
-from prism.providers._request_blocks import image_url, in_band_tool_result, refuse
+from prism.providers._request_blocks import image_url, in_band_tool_result, refuse, tool_fields
 from prism.providers._tool_images import omit_tool_images
 from prism.providers._tool_replies import text_tool_outputs
 
@@ -180,13 +179,7 @@ def _apply_options(
 
 
 def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
-    fn: dict[str, Any] = {
-        "name": declared_tool_name(tool),
-        "parameters": tool.get("parameters") or {"type": "object", "properties": {}},
-    }
-    if tool.get("description"):
-        fn["description"] = tool["description"]
-    return {"type": "function", "function": fn}
+    return {"type": "function", "function": tool_fields(tool, "parameters")}
 
 
 def serialize_messages(messages: list[Message], policy: RequestPolicy) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from prism.providers._http_stream import BodyError
+from prism.providers._http_stream import BodyError, declared_tool_name
 
 
 def refuse(block: Any, index: int, role: Any, why: str) -> BodyError:
@@ -58,3 +58,15 @@ def in_band_tool_result(block: Mapping[str, Any], index: int) -> tuple[str, str]
     if block.get("isError"):
         text = "Error: " + text
     return call_id, text
+
+
+def tool_fields(tool: Mapping[str, Any], schema_key: str) -> dict[str, Any]:
+    """A tool declaration's name, parameter schema (under ``schema_key``; an
+    empty object schema when it has none) and description when it has one."""
+    out: dict[str, Any] = {
+        "name": declared_tool_name(tool),
+        schema_key: tool.get("parameters") or {"type": "object", "properties": {}},
+    }
+    if tool.get("description"):
+        out["description"] = tool["description"]
+    return out

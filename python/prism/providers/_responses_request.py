@@ -21,7 +21,6 @@ from prism.providers._http_stream import (
     BodyError,
     cache_key_option,
     copy_options,
-    declared_tool_name,
     finish_body,
     json_schema_option,
     logger,
@@ -32,7 +31,7 @@ from prism.providers._http_stream import (
     tool_call_id_and_name,
     tool_choice_option,
 )
-from prism.providers._request_blocks import image_url, in_band_tool_result, refuse
+from prism.providers._request_blocks import image_url, in_band_tool_result, refuse, tool_fields
 from prism.providers._tool_images import omit_tool_images
 from prism.providers._tool_replies import text_tool_outputs
 
@@ -178,15 +177,7 @@ def _apply_options(
 
 
 def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "type": "function",
-        "name": declared_tool_name(tool),
-        "parameters": tool.get("parameters") or {"type": "object", "properties": {}},
-        "strict": False,
-    }
-    if tool.get("description"):
-        out["description"] = tool["description"]
-    return out
+    return {"type": "function", **tool_fields(tool, "parameters"), "strict": False}
 
 
 def serialize_input(
