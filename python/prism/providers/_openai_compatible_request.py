@@ -16,7 +16,6 @@ from typing import Any, Literal
 from prism.contracts import ContentBlock, JsonValue, Message, ProviderRequest, ToolDeclaration
 from prism.errors import ConfigError
 from prism.providers._http_stream import (
-    RequestSerializationError,
     cache_key_option,
     copy_options,
     finish_body,
@@ -30,7 +29,7 @@ from prism.providers._http_stream import (
 )
 from prism.providers._request_blocks import image_url, in_band_tool_result, refuse, tool_fields
 from prism.providers._tool_images import omit_tool_images
-from prism.providers._tool_replies import text_tool_outputs
+from prism.providers._tool_replies import rows_with_tool_images, text_tool_outputs
 
 ThinkingPolicy = Literal["refuse", "omit", "reasoning_content", "reasoning"]
 MaxTokensField = Literal["max_tokens", "max_completion_tokens"]
@@ -183,31 +182,18 @@ def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
 
 
 def serialize_messages(messages: list[Message], policy: RequestPolicy) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    # Tool images wait until the run of tool messages ends: a user message
-    # between two tool messages would break the API's call/answer pairing.
-    held: list[dict[str, Any]] = []
-    for index, message in enumerate(messages):
-        role = message.get("role")
-        content = message.get("content")
-        if not isinstance(content, list):
-            raise RequestSerializationError(f"messages[{index}].content must be a list of blocks")
-        if held and role != "tool":
-            out.append(_tool_images_message(held))
-            held = []
-        if role == "system":
-            out.append({"role": "system", "content": _text_only(content, index, role)})
-        elif role == "user":
-            out.extend(_user_message(content, index))
-        elif role == "assistant":
-            out.append(_assistant_message(content, index, policy))
-        elif role == "tool":
-            out.extend(_tool_messages(content, index, held))
-        else:
-            raise RequestSerializationError(f"messages[{index}] has unknown role {role!r}")
-    if held:
-        out.append(_tool_images_message(held))
-    return out
+    return rows_with_tool_images(
+        messages,
+        tool=_tool_messages,
+        others={
+            "system": lambda content, index: [
+                {"role": "system", "content": _text_only(content, index, "system")}
+            ],
+            "user": _user_message,
+            "assistant": lambda content, index: [_assistant_message(content, index, policy)],
+        },
+        images_row=_tool_images_message,
+    )
 
 
 def _text_only(content: list[ContentBlock], index: int, role: str) -> str:

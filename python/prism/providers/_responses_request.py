@@ -33,7 +33,7 @@ from prism.providers._http_stream import (
 )
 from prism.providers._request_blocks import image_url, in_band_tool_result, refuse, tool_fields
 from prism.providers._tool_images import omit_tool_images
-from prism.providers._tool_replies import text_tool_outputs
+from prism.providers._tool_replies import rows_with_tool_images, text_tool_outputs
 
 ENVELOPE_PREFIX = "prism.openai-responses.v1:"
 ForeignReasoning = Literal["omit", "send"]
@@ -183,30 +183,16 @@ def serialize_tool(tool: ToolDeclaration) -> dict[str, Any]:
 def serialize_input(
     messages: list[Message], model: str, policy: ResponsesRequestPolicy
 ) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    # Tool images follow the whole run of tool outputs, as one user message.
-    held: list[dict[str, Any]] = []
-    for index, message in enumerate(messages):
-        role = message.get("role")
-        content = message.get("content")
-        if not isinstance(content, list):
-            raise BodyError(f"messages[{index}].content must be a list of blocks")
-        if held and role != "tool":
-            items.append(_tool_images_item(held))
-            held = []
-        if role == "system":
-            items.append(_system_item(content, index))
-        elif role == "tool":
-            items.extend(_tool_items(content, index, held))
-        elif role == "user":
-            items.extend(_user_items(content, index, role))
-        elif role == "assistant":
-            items.extend(_assistant_items(content, index, model, policy))
-        else:
-            raise BodyError(f"messages[{index}] has unknown role {role!r}")
-    if held:
-        items.append(_tool_images_item(held))
-    return items
+    return rows_with_tool_images(
+        messages,
+        tool=_tool_items,
+        others={
+            "system": lambda content, index: [_system_item(content, index)],
+            "user": lambda content, index: _user_items(content, index, "user"),
+            "assistant": lambda content, index: _assistant_items(content, index, model, policy),
+        },
+        images_row=_tool_images_item,
+    )
 
 
 def _tool_items(

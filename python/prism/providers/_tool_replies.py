@@ -80,3 +80,40 @@ def text_tool_outputs(
             held.append({"type": text_type, "text": image_lead(reply)})
             held.extend(image_part(image, index) for image in reply.images)
     return outputs
+
+
+Rows = list[dict[str, Any]]
+
+
+def rows_with_tool_images(
+    messages: Sequence[Any],
+    *,
+    tool: Callable[[list[Any], int, Rows], Rows],
+    others: Mapping[str, Callable[[list[Any], int], Rows]],
+    images_row: Callable[[Rows], dict[str, Any]],
+) -> Rows:
+    """The wire rows of ``messages`` for the APIs whose tool output carries
+    text only: ``tool`` (which puts the images in the list it is given) or
+    the writer of the message's role gives its rows, and the images of a run
+    of tool messages follow the whole run as one ``images_row``, since a
+    user message between two tool messages would break the API's call and
+    answer pairing."""
+    rows: Rows = []
+    held: Rows = []
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        content = message.get("content")
+        if not isinstance(content, list):
+            raise BodyError(f"messages[{index}].content must be a list of blocks")
+        if held and role != "tool":
+            rows.append(images_row(held))
+            held = []
+        if role == "tool":
+            rows.extend(tool(content, index, held))
+        elif isinstance(role, str) and role in others:
+            rows.extend(others[role](content, index))
+        else:
+            raise BodyError(f"messages[{index}] has unknown role {role!r}")
+    if held:
+        rows.append(images_row(held))
+    return rows
