@@ -139,13 +139,68 @@ class _SplitMemo:
 
 _MEMO = _SplitMemo()
 
+_Sums = tuple[int, int, int, int]
+
+
+class _PrefixSplits:
+    """Per session, the messages of its last split request and their running
+    sums. A session's next request repeats the previous one's rows (the
+    attention gate keeps them byte-identical between trips, see
+    ``AttentionStickyFrontier.note_compiled``) and appends a few, so only the
+    rows after the common prefix are split: the prefix is found by one C-level
+    list comparison (identity first, equal content counts too) instead of a
+    Python step per row."""
+
+    def __init__(self, sessions: int = 64) -> None:
+        self._limit = sessions
+        self._last: OrderedDict[str, tuple[list[Any], list[_Sums]]] = OrderedDict()
+
+    def total(self, session: str, messages: list[Any]) -> _Sums:
+        cached = self._last.pop(session, None)
+        sums: list[_Sums]
+        start = 0
+        if cached is None:
+            sums = [(0, 0, 0, 0)]
+        else:
+            rows, sums = cached
+            count = len(rows)
+            if count <= len(messages) and messages[:count] == rows:
+                start = count
+            else:
+                for old, new in zip(rows, messages, strict=False):
+                    if old is not new and old != new:
+                        break
+                    start += 1
+                del sums[start + 1 :]
+        prose, code, tool, fixed = sums[start]
+        split = _MEMO.split
+        for message in messages[start:]:
+            p, c, t, f = split(message)
+            prose, code, tool, fixed = prose + p, code + c, tool + t, fixed + f
+            sums.append((prose, code, tool, fixed))
+        self._last[session] = (list(messages), sums)
+        if len(self._last) > self._limit:
+            self._last.popitem(last=False)
+        return prose, code, tool, fixed
+
+
+_PREFIXES = _PrefixSplits()
+
 
 def split_request_tokens(request: Mapping[str, Any]) -> TokenSplit:
-    """The plain (chars/4) estimate of a provider request, split by kind."""
-    prose = code = tool = fixed = 0
-    for message in request.get("messages") or ():
-        p, c, t, f = _MEMO.split(message)
-        prose, code, tool, fixed = prose + p, code + c, tool + t, fixed + f
+    """The plain (chars/4) estimate of a provider request, split by kind.
+
+    A request whose ``metadata.sessionId`` is set reuses the running sums of
+    that session's previous request over their common leading rows."""
+    messages = request.get("messages") or ()
+    session = (request.get("metadata") or {}).get("sessionId")
+    if isinstance(session, str) and isinstance(messages, list):
+        prose, code, tool, fixed = _PREFIXES.total(session, messages)
+    else:
+        prose = code = tool = fixed = 0
+        for message in messages:
+            p, c, t, f = _MEMO.split(message)
+            prose, code, tool, fixed = prose + p, code + c, tool + t, fixed + f
     tools = request.get("tools")
     if tools:
         code += _native.estimate_value_tokens(tools)
