@@ -186,16 +186,28 @@ def split_cost(reqs: list[dict[str, Any]], session: str | None = None) -> float:
     return (time.perf_counter() - started) / len(reqs) * 1e6
 
 
+def split_repeat_cost(reqs: list[dict[str, Any]], session: str | None = None) -> float:
+    """As :func:`split_cost`, but every row was measured before (a second
+    pass over the same requests): what a turn pays beyond measuring its new
+    rows once."""
+    split_cost(reqs, session)
+    return split_cost(reqs, None if session is None else session + "-again")
+
+
 def split_costs(runs: int, seed: int, repeats: int = 5) -> dict[str, Any]:
     """Per-message memo only vs session prefix reuse, alternated, each on
     fresh message objects (so every row is measured once, as in a session)."""
-    memo, prefix, calls = [], [], []
+    memo, prefix, memo_again, prefix_again, calls = [], [], [], [], []
     for i in range(repeats):
         memo.append(split_cost(requests(runs, seed)))
         prefix.append(split_cost(requests(runs, seed), session=f"bench-{i}"))
+        memo_again.append(split_repeat_cost(requests(runs, seed)))
+        prefix_again.append(split_repeat_cost(requests(runs, seed), session=f"again-{i}"))
         calls.append(call_cost(50_000))
     mid = len(calls) // 2
     return {
+        "splitSeenRowsMicrosPerRequest": sorted(round(m, 1) for m in memo_again),
+        "splitSeenRowsWithSessionMicrosPerRequest": sorted(round(m, 1) for m in prefix_again),
         "splitMicrosPerRequest": sorted(round(m, 1) for m in memo),
         "splitWithSessionMicrosPerRequest": sorted(round(m, 1) for m in prefix),
         "splitEmptyCallMicros": sorted(round(c, 3) for c in calls),
