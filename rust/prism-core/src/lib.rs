@@ -1,8 +1,7 @@
 //! Prism's native rules with no Python in them: compact-JSON text rules,
 //! SHA-256 of streamed JSON, secret matching, session-file (JSONL) parsing
 //! and validation, the token-estimate rules, the token calibration's fit,
-//! the attention planner and
-//! linear-time matching of JSON-schema `pattern`s.
+//! the attention planner and linear-time matching of JSON-schema `pattern`s.
 //!
 //! The `prism-native` crate is the only pyo3 code: it walks Python objects,
 //! feeds them to these modules and converts the results. Everything here is
