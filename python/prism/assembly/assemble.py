@@ -10,7 +10,10 @@ Stages, in order:
 5. the prompt builder adds context and skills; ``prompt_build`` middleware
    sees ``{"messages", "context", "skills", "tools"}`` and may edit messages;
 6. the request's ``tools`` are always the host's active tools, whatever
-   middleware returned: middleware cannot grant a tool.
+   middleware returned: middleware cannot grant a tool;
+7. with the gate on, ``metadata["stablePrefixMessages"]`` says how many
+   leading messages are unchanged since the session's previous request
+   (``prism.contracts.STABLE_PREFIX_METADATA``), for cache breakpoints.
 """
 
 from __future__ import annotations
