@@ -173,13 +173,49 @@ def call_cost(rounds: int = 200_000) -> float:
     return (time.perf_counter() - started) / rounds * 1e6
 
 
-def split_cost(reqs: list[dict[str, Any]]) -> float:
+def split_cost(reqs: list[dict[str, Any]], session: str | None = None) -> float:
     """Microseconds per request to split by kind, incrementally (a session
-    sends the same message objects again, so only new rows are measured)."""
+    sends the same message objects again, so only new rows are measured).
+    With ``session`` the requests carry ``metadata.sessionId``, so each one
+    reuses the previous request's running sums over their common prefix."""
+    if session is not None:
+        reqs = [{**r, "metadata": {"sessionId": session}} for r in reqs]
     started = time.perf_counter()
     for request in reqs:
         split_request_tokens(request)
     return (time.perf_counter() - started) / len(reqs) * 1e6
+
+
+def split_repeat_cost(reqs: list[dict[str, Any]], session: str | None = None) -> float:
+    """As :func:`split_cost`, but every row was measured before (a second
+    pass over the same requests): what a turn pays beyond measuring its new
+    rows once."""
+    split_cost(reqs, session)
+    return split_cost(reqs, None if session is None else session + "-again")
+
+
+def split_costs(runs: int, seed: int, repeats: int = 5) -> dict[str, Any]:
+    """Per-message memo only vs session prefix reuse, alternated, each on
+    fresh message objects (so every row is measured once, as in a session)."""
+    memo, prefix, memo_again, prefix_again, calls = [], [], [], [], []
+    for i in range(repeats):
+        memo.append(split_cost(requests(runs, seed)))
+        prefix.append(split_cost(requests(runs, seed), session=f"bench-{i}"))
+        memo_again.append(split_repeat_cost(requests(runs, seed)))
+        prefix_again.append(split_repeat_cost(requests(runs, seed), session=f"again-{i}"))
+        calls.append(call_cost(50_000))
+    mid = len(calls) // 2
+    return {
+        "splitSeenRowsMicrosPerRequest": sorted(round(m, 1) for m in memo_again),
+        "splitSeenRowsWithSessionMicrosPerRequest": sorted(round(m, 1) for m in prefix_again),
+        "splitMicrosPerRequest": sorted(round(m, 1) for m in memo),
+        "splitWithSessionMicrosPerRequest": sorted(round(m, 1) for m in prefix),
+        "splitEmptyCallMicros": sorted(round(c, 3) for c in calls),
+        "splitQuietCoreMicrosMedian": round(sorted(memo)[mid] / sorted(calls)[mid] * 0.05, 1),
+        "splitWithSessionQuietCoreMicrosMedian": round(
+            sorted(prefix)[mid] / sorted(calls)[mid] * 0.05, 1
+        ),
+    }
 
 
 def cost_ratio(reqs: list[dict[str, Any]], repeats: int = 9) -> dict[str, Any]:
@@ -243,7 +279,11 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.cost_only:
-        print(json.dumps(cost_ratio(requests(args.runs, args.seed)), indent=2))
+        costs = {
+            **cost_ratio(requests(args.runs, args.seed)),
+            **split_costs(args.runs, args.seed),
+        }
+        print(json.dumps(costs, indent=2))
         return
     if not BINARY.exists() or not EMPTY.exists():
         build_binaries()

@@ -10,7 +10,10 @@ Stages, in order:
 5. the prompt builder adds context and skills; ``prompt_build`` middleware
    sees ``{"messages", "context", "skills", "tools"}`` and may edit messages;
 6. the request's ``tools`` are always the host's active tools, whatever
-   middleware returned: middleware cannot grant a tool.
+   middleware returned: middleware cannot grant a tool;
+7. with the gate on, ``metadata["stablePrefixMessages"]`` says how many
+   leading messages are unchanged since the session's previous request
+   (``prism.contracts.STABLE_PREFIX_METADATA``), for cache breakpoints.
 """
 
 from __future__ import annotations
@@ -208,20 +211,19 @@ async def assemble_provider_input(
     messages = await _built_prompt(
         prompt_builder, middleware, messages, context_blocks, skill_list, declared
     )
-    if attention_compiler is not None:
-        metadata = _with_stable_prefix(metadata, attention_sticky, messages)
+    metadata = _with_stable_prefix(metadata, attention_compiler, attention_sticky, messages)
     return _request(model, messages, declared, options, metadata)
 
 
 def _with_stable_prefix(
-    metadata: Mapping[str, Any] | None, frontier: Any, messages: list[Message]
+    metadata: Mapping[str, Any] | None, compiler: Any, frontier: Any, messages: list[Message]
 ) -> Mapping[str, Any] | None:
     """``metadata`` plus :data:`STABLE_PREFIX_METADATA` when the gate knows how
     much history is unchanged since the previous request. The gate speaks of
     its compiled history rows; the prompt builder and middleware may insert
     messages around them, so the last stable row is found in the final list
     by identity, from the end (it is usually a few rows back)."""
-    rows = getattr(frontier, "stable_rows", None)
+    rows = None if compiler is None else getattr(frontier, "stable_rows", None)
     if rows is None:
         return metadata
     stable = 0

@@ -58,15 +58,10 @@ KINDS: Final = ("prose", "code", "tool")
 _MESSAGE_OVERHEAD = 4
 _IMAGE_TOKENS = 1000
 _MIN_RATIO, _MAX_RATIO = 0.25, 4.0
-_PRIOR_VARIANCE = (
-    100.0  # prior variance of a ratio over the noise variance of one turn (0.5 / 0.05, squared)
-)
-# The ratios' drift per turn (variance, in units of one turn's noise): in
-# steady state a turn moves the fit about a quarter of the way to what it saw,
-# so a growing session is tracked closely (chosen on the benchmark's seed 7
-# fixture, checked on seed 11: docs/performance.md).
-_DRIFT = 0.1
-_DRIFT_CAP = _PRIOR_VARIANCE - _DRIFT
+# The fit's constants (prior variance 100, drift 0.1 per turn: in steady
+# state a turn moves the fit about a quarter of the way to what it saw,
+# chosen on the benchmark's seed 7 fixture and checked on seed 11, see
+# docs/performance.md) live with the update in prism_core::calibration.
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,74 +134,80 @@ class _SplitMemo:
 
 _MEMO = _SplitMemo()
 
+_Sums = tuple[int, int, int, int]
+
+
+class _PrefixSplits:
+    """Per session, the messages of its last split request and their running
+    sums. A session's next request repeats the previous one's rows (the
+    attention gate keeps them byte-identical between trips, see
+    ``AttentionStickyFrontier.note_compiled``) and appends a few, so only the
+    rows after the common prefix are split: the prefix is found by one C-level
+    list comparison (identity first, equal content counts too) instead of a
+    Python step per row."""
+
+    def __init__(self, sessions: int = 64) -> None:
+        self._limit = sessions
+        self._last: OrderedDict[str, tuple[list[Any], list[_Sums]]] = OrderedDict()
+
+    def total(self, session: str, messages: list[Any]) -> _Sums:
+        cached = self._last.pop(session, None)
+        sums: list[_Sums]
+        start = 0
+        if cached is None:
+            sums = [(0, 0, 0, 0)]
+        else:
+            rows, sums = cached
+            count = len(rows)
+            if count <= len(messages) and messages[:count] == rows:
+                start = count
+            else:
+                for old, new in zip(rows, messages, strict=False):
+                    if old is not new and old != new:
+                        break
+                    start += 1
+                del sums[start + 1 :]
+        prose, code, tool, fixed = sums[start]
+        split = _MEMO.split
+        for message in messages[start:]:
+            p, c, t, f = split(message)
+            prose, code, tool, fixed = prose + p, code + c, tool + t, fixed + f
+            sums.append((prose, code, tool, fixed))
+        self._last[session] = (list(messages), sums)
+        if len(self._last) > self._limit:
+            self._last.popitem(last=False)
+        return prose, code, tool, fixed
+
+
+_PREFIXES = _PrefixSplits()
+
 
 def split_request_tokens(request: Mapping[str, Any]) -> TokenSplit:
-    """The plain (chars/4) estimate of a provider request, split by kind."""
-    prose = code = tool = fixed = 0
-    for message in request.get("messages") or ():
-        p, c, t, f = _MEMO.split(message)
-        prose, code, tool, fixed = prose + p, code + c, tool + t, fixed + f
+    """The plain (chars/4) estimate of a provider request, split by kind.
+
+    A request whose ``metadata.sessionId`` is set reuses the running sums of
+    that session's previous request over their common leading rows."""
+    messages = request.get("messages") or ()
+    session = (request.get("metadata") or {}).get("sessionId")
+    if isinstance(session, str) and isinstance(messages, list):
+        prose, code, tool, fixed = _PREFIXES.total(session, messages)
+    else:
+        prose = code = tool = fixed = 0
+        for message in messages:
+            p, c, t, f = _MEMO.split(message)
+            prose, code, tool, fixed = prose + p, code + c, tool + t, fixed + f
     tools = request.get("tools")
     if tools:
         code += _native.estimate_value_tokens(tools)
     return TokenSplit(prose, code, tool, fixed)
 
 
-class _Model:
-    """One model's fit: ratios ``r`` and the symmetric 3x3 covariance ``p``,
-    stored as its upper triangle (p00, p01, p02, p11, p12, p22). Unrolled by
-    hand: this runs once per turn and must cost a few microseconds."""
-
-    __slots__ = ("p", "r", "turns")
-
-    def __init__(self) -> None:
-        v = _PRIOR_VARIANCE
-        self.r = (1.0, 1.0, 1.0)
-        self.p = (v, 0.0, 0.0, v, 0.0, v)
-        self.turns = 0
-
-    def observe(self, split: TokenSplit, reported: int) -> None:
-        fixed = split.fixed
-        scaled = split.prose + split.code + split.tool
-        if scaled <= 0 or reported <= fixed:
-            return
-        # Fractions of the scaled part and the ratio it should have had:
-        # well conditioned whatever the request size.
-        inv = 1.0 / scaled
-        u0, u1, u2 = split.prose * inv, split.code * inv, split.tool * inv
-        target = (reported - fixed) * inv
-        p00, p01, p02, p11, p12, p22 = self.p
-        pu0 = p00 * u0 + p01 * u1 + p02 * u2
-        pu1 = p01 * u0 + p11 * u1 + p12 * u2
-        pu2 = p02 * u0 + p12 * u1 + p22 * u2
-        gain = 1.0 / (1.0 + u0 * pu0 + u1 * pu1 + u2 * pu2)
-        r0, r1, r2 = self.r
-        step = (target - (r0 * u0 + r1 * u1 + r2 * u2)) * gain
-        r0, r1, r2 = r0 + pu0 * step, r1 + pu1 * step, r2 + pu2 * step
-        self.r = (_clamp(r0), _clamp(r1), _clamp(r2))
-        # Kalman update, then the ratios' random walk: each turn adds _DRIFT
-        # to their variance, so recent turns weigh most and the fit keeps
-        # adapting. Directions the mix never moves along stop growing at the
-        # prior (no wind-up, and no variance decays towards zero).
-        q = _DRIFT
-        p00 = p00 - pu0 * pu0 * gain
-        p01 = p01 - pu0 * pu1 * gain
-        p02 = p02 - pu0 * pu2 * gain
-        p11 = p11 - pu1 * pu1 * gain
-        p12 = p12 - pu1 * pu2 * gain
-        p22 = p22 - pu2 * pu2 * gain
-        if p00 < _DRIFT_CAP:
-            p00 += q
-        if p11 < _DRIFT_CAP:
-            p11 += q
-        if p22 < _DRIFT_CAP:
-            p22 += q
-        self.p = (p00, p01, p02, p11, p12, p22)
-        self.turns += 1
-
-    def estimate(self, split: TokenSplit) -> int:
-        r0, r1, r2 = self.r
-        return round(r0 * split.prose + r1 * split.code + r2 * split.tool) + split.fixed
+# One model's fit: ratios ``r`` (prose, code, tool) and the symmetric 3x3
+# covariance ``p`` as its upper triangle (p00, p01, p02, p11, p12, p22), with
+# the turns learned from. The update (about sixty float operations) runs in
+# the native core (prism_core::calibration): in Python it cost more than the
+# 5 us per turn budget on its own.
+_Model = _native.CalibrationFit
 
 
 def _clamp(ratio: float) -> float:
@@ -252,9 +253,11 @@ class TokenCalibration:
 
     def observe(self, model: str, split: TokenSplit, reported: int) -> None:
         fit = self._model(model)
-        fit.observe(split, reported)
-        if split.total > 0:
-            self._scales[model] = fit.estimate(split) / split.total
+        prose, code, tool, fixed = split.prose, split.code, split.tool, split.fixed
+        fit.observe(prose, code, tool, fixed, reported)
+        total = prose + code + tool + fixed
+        if total > 0:
+            self._scales[model] = fit.estimate(prose, code, tool, fixed) / total
         if self.path is not None:
             self.save(self.path)
         if self.on_update is not None:
@@ -274,7 +277,9 @@ class TokenCalibration:
 
     def estimate(self, model: str, split: TokenSplit) -> int:
         fit = self._models.get(model)
-        return split.total if fit is None else fit.estimate(split)
+        if fit is None:
+            return split.total
+        return fit.estimate(split.prose, split.code, split.tool, split.fixed)
 
     def estimate_request(self, request: Mapping[str, Any]) -> int:
         """The calibrated estimate of a provider request."""

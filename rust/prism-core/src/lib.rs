@@ -1,7 +1,7 @@
 //! Prism's native rules with no Python in them: compact-JSON text rules,
 //! SHA-256 of streamed JSON, secret matching, session-file (JSONL) parsing
-//! and validation, the token-estimate rules, the attention planner and
-//! linear-time matching of JSON-schema `pattern`s.
+//! and validation, the token-estimate rules, the token calibration's fit,
+//! the attention planner and linear-time matching of JSON-schema `pattern`s.
 //!
 //! The `prism-native` crate is the only pyo3 code: it walks Python objects,
 //! feeds them to these modules and converts the results. Everything here is
@@ -9,6 +9,7 @@
 #![deny(unsafe_code)] // one exception: the AVX2 dispatch in `json_len`
 
 pub mod attention;
+pub mod calibration;
 pub mod digest;
 pub mod json_len;
 pub mod jsonl;

@@ -9,6 +9,7 @@
 use pyo3::prelude::*;
 
 pub mod attention;
+mod calibration;
 mod hash;
 mod jsonl;
 mod pattern;
@@ -26,6 +27,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<redactor::Redactor>()?;
     jsonl::register(m)?;
     attention::register(m)?;
+    calibration::register(m)?;
     search::register(m)?;
     pattern::register(m)?;
     Ok(())
