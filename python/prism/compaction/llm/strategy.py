@@ -38,7 +38,7 @@ from prism.compaction.llm.serialize import (
     serialize_compaction_parts,
 )
 from prism.compaction.options import CompactionContext, CompactionResult
-from prism.contracts import CompactionEntry, ProviderRequest
+from prism.contracts import CompactionEntry, ProviderRequest, SessionEntry
 from prism.errors import CredentialError
 from prism.security.redaction import SecretRedactor, redactable_credentials, with_secrets
 
@@ -130,19 +130,12 @@ class LlmCompactionStrategy:
         """The main summary request: the history in update mode when a
         previous summary exists (the summary is updated, never re-summarized
         from its own text)."""
-        options = self.options
         previous = prep.previous_summary
-        parts = serialize_compaction_parts(
+        return self._summary_request(
             prep.history_entries,
-            max_tool_result_chars=options.max_tool_result_chars,
-            redactor=redactor,
-        )
-        return build_summary_request(
-            options,
-            parts,
-            instructions=instructions_for(options, update=previous is not None),
+            redactor,
+            instructions=instructions_for(self.options, update=previous is not None),
             max_tokens=max_tokens,
-            redactor=redactor,
             previous_summary=previous,
             metadata=metadata,
         )
@@ -155,18 +148,36 @@ class LlmCompactionStrategy:
         max_tokens: int,
         metadata: dict[str, Any] | None = None,
     ) -> ProviderRequest:
+        """The request that summarizes the prefix of a turn cut in two."""
+        return self._summary_request(
+            prep.turn_prefix_entries,
+            redactor,
+            instructions=instructions_for(self.options, update=False, split_turn=True),
+            max_tokens=max_tokens,
+            metadata=metadata,
+        )
+
+    def _summary_request(
+        self,
+        entries: Sequence[SessionEntry],
+        redactor: SecretRedactor,
+        *,
+        instructions: str,
+        max_tokens: int,
+        previous_summary: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> ProviderRequest:
         options = self.options
         parts = serialize_compaction_parts(
-            prep.turn_prefix_entries,
-            max_tool_result_chars=options.max_tool_result_chars,
-            redactor=redactor,
+            entries, max_tool_result_chars=options.max_tool_result_chars, redactor=redactor
         )
         return build_summary_request(
             options,
             parts,
-            instructions=instructions_for(options, update=False, split_turn=True),
+            instructions=instructions,
             max_tokens=max_tokens,
             redactor=redactor,
+            previous_summary=previous_summary,
             metadata=metadata,
         )
 
