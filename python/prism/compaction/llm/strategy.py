@@ -38,7 +38,7 @@ from prism.compaction.llm.serialize import (
     serialize_compaction_parts,
 )
 from prism.compaction.options import CompactionContext, CompactionResult
-from prism.contracts import CompactionEntry, ProviderRequest, SessionEntry
+from prism.contracts import CompactionEntry, ProviderRequest
 from prism.errors import CredentialError
 from prism.security.redaction import SecretRedactor, redactable_credentials, with_secrets
 
@@ -101,7 +101,7 @@ class LlmCompactionStrategy:
         metadata = {"sessionId": prep.session_id, "compaction": options.name}
         if prep.history_entries:
             history = await ask(
-                self.history_request(prep, redactor, max_tokens=history_budget, metadata=metadata)
+                self.summary_request(prep, redactor, max_tokens=history_budget, metadata=metadata)
             )
         else:
             # Only a split turn's prefix is new: the previous summary carries over as is.
@@ -109,7 +109,9 @@ class LlmCompactionStrategy:
         summary = history
         if prep.turn_prefix_entries:
             prefix = await ask(
-                self.split_turn_request(prep, redactor, max_tokens=prefix_budget, metadata=metadata)
+                self.summary_request(
+                    prep, redactor, split_turn=True, max_tokens=prefix_budget, metadata=metadata
+                )
             )
             summary = f"{history}{SPLIT_TURN_SEPARATOR}{prefix}"
         summary = self._finish(summary, prep, redactor)
@@ -119,65 +121,34 @@ class LlmCompactionStrategy:
 
     # --- requests ------------------------------------------------------------------
 
-    def history_request(
+    def summary_request(
         self,
         prep: LlmCompactionPreparation,
         redactor: SecretRedactor,
         *,
+        split_turn: bool = False,
         max_tokens: int,
         metadata: dict[str, Any] | None = None,
     ) -> ProviderRequest:
-        """The main summary request: the history in update mode when a
-        previous summary exists (the summary is updated, never re-summarized
-        from its own text)."""
-        previous = prep.previous_summary
-        return self._summary_request(
-            prep.history_entries,
-            redactor,
-            instructions=instructions_for(self.options, update=previous is not None),
-            max_tokens=max_tokens,
-            previous_summary=previous,
-            metadata=metadata,
-        )
-
-    def split_turn_request(
-        self,
-        prep: LlmCompactionPreparation,
-        redactor: SecretRedactor,
-        *,
-        max_tokens: int,
-        metadata: dict[str, Any] | None = None,
-    ) -> ProviderRequest:
-        """The request that summarizes the prefix of a turn cut in two."""
-        return self._summary_request(
-            prep.turn_prefix_entries,
-            redactor,
-            instructions=instructions_for(self.options, update=False, split_turn=True),
-            max_tokens=max_tokens,
-            metadata=metadata,
-        )
-
-    def _summary_request(
-        self,
-        entries: Sequence[SessionEntry],
-        redactor: SecretRedactor,
-        *,
-        instructions: str,
-        max_tokens: int,
-        previous_summary: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> ProviderRequest:
+        """The main summary request (the history, in update mode when a
+        previous summary exists: it is updated, never re-summarized from its
+        own text), or with ``split_turn`` the one that summarizes the prefix
+        of a turn cut in two."""
         options = self.options
+        previous = None if split_turn else prep.previous_summary
+        entries = prep.turn_prefix_entries if split_turn else prep.history_entries
         parts = serialize_compaction_parts(
             entries, max_tool_result_chars=options.max_tool_result_chars, redactor=redactor
         )
         return build_summary_request(
             options,
             parts,
-            instructions=instructions,
+            instructions=instructions_for(
+                options, update=previous is not None, split_turn=split_turn
+            ),
             max_tokens=max_tokens,
             redactor=redactor,
-            previous_summary=previous_summary,
+            previous_summary=previous,
             metadata=metadata,
         )
 
