@@ -278,6 +278,17 @@ class SessionEntryParseError(TypedDict):
 # The runtime owns the full union and its order (docs/events.md); every event
 # is a dict with a ``type`` key and, inside a run, ``sessionId`` and ``runId``.
 
+# The events a tool may emit (tools/context.py); the runtime orders the
+# others. They close the union below.
+ToolEventType = Literal[
+    "file_changed",
+    "command_started",
+    "command_finished",
+    "plan_changed",
+    "subagent_started",
+    "subagent_stopped",
+]
+
 AgentEventType = Literal[
     "run_started",
     "message_started",
@@ -297,12 +308,7 @@ AgentEventType = Literal[
     "approval_decided",
     "error",
     "run_finished",
-    "file_changed",
-    "command_started",
-    "command_finished",
-    "plan_changed",
-    "subagent_started",
-    "subagent_stopped",
+    ToolEventType,
 ]
 
 

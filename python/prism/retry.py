@@ -18,7 +18,8 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import anyio
 
-from prism._json_fields import NOT_JSON, json_keys, read_json_fields
+from prism._json_fields import NOT_JSON
+from prism._options import options_from_mapping
 from prism.contracts import ErrorInfo
 from prism.errors import ConfigError
 
@@ -233,20 +234,15 @@ class RetryOptions:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RetryOptions:
-        """From the camelCase form (config files, RPC). A policy object cannot
-        come from JSON; unknown keys are rejected so typos do not go silent."""
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"retry options must be an object, got {type(data).__name__}")
-        if "secrets" in data:
+        """From the camelCase form (config files, RPC) or snake_case keys, by
+        the rule of :mod:`prism._options` (a policy object only by its Python
+        name ``policy``); unknown keys are refused so typos do not go silent."""
+        if isinstance(data, Mapping) and "secrets" in data:
             raise ConfigError(
                 "unknown retry option 'secrets': secrets are configured once, on the agent "
                 "(create_agent(secrets=...)), whose redactor masks retry errors"
             )
-        keys = json_keys(cls)
-        unknown = sorted(map(str, set(data) - set(keys)))
-        if unknown:
-            raise ConfigError(f"unknown retry option(s) {unknown}; expected {sorted(keys)}")
-        return cls(**read_json_fields(cls, data, snake_case=False).values)
+        return cls(**options_from_mapping(cls, data, what="retry"))
 
     def resolve_policy(self) -> RetryPolicy:
         if self.policy is not None:

@@ -180,8 +180,10 @@ def test_options_from_json_and_policy_resolution() -> None:
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        ({"maxAttempt": 3}, r"unknown retry option\(s\) \['maxAttempt'\]"),
-        ({"policy": "default"}, "unknown retry option"),
+        ({"maxAttempt": 3}, r"unknown retry option 'maxAttempt'; expected one of \["),
+        # ``policy`` is the Python name of an object JSON cannot carry: it must be one.
+        ({"policy": "default"}, "retry policy must have a decide"),
+        ({"maxAttempts": 2, "max_attempts": 3}, "retry option 'max_attempts' given twice"),
         ({"secrets": ["s3cret-value"]}, r"'secrets': .*on the agent \(create_agent"),
         ({"maxAttempts": "3"}, "max_attempts must be an int"),
         ({"metadata": []}, "metadata must be a mapping"),

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from prism._json_fields import NOT_JSON, json_keys, read_json_fields
+from prism._json_fields import NOT_JSON, json_keys
+from prism._options import options_from_mapping
 from prism.attention.policy import (
     DEFAULT_POLICY,
     DEFAULT_PROACTIVE_FLOOR,
@@ -160,18 +161,9 @@ class AttentionCompilerOptions:
 
 
 def _fields_from_json(data: object) -> dict[str, Any]:
-    if not isinstance(data, Mapping):
-        raise AttentionConfigError(
-            f"attention compiler options must be an object, got {type(data).__name__}"
-        )
-    # snake_case keys are accepted from Python callers
-    found = read_json_fields(AttentionCompilerOptions, data, snake_case=True)
-    if found.problems:
-        problem, key = found.problems[0]
-        if problem == "unknown":
-            raise AttentionConfigError(f"unknown attention compiler option {key!r}")
-        raise AttentionConfigError(f"attention compiler option {key!r} given twice")
-    return found.values
+    return options_from_mapping(
+        AttentionCompilerOptions, data, what="attention compiler", error=AttentionConfigError
+    )
 
 
 def coerce_options(options: object) -> AttentionCompilerOptions:

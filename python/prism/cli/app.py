@@ -53,6 +53,59 @@ def _translate(message: str) -> str:
     return message
 
 
+# Every flag, in the order ``--help`` lists them: (names, argparse options).
+_Flag = tuple[tuple[str, ...], dict[str, Any]]
+
+
+def _value(*names: str, metavar: str, help: str, **options: Any) -> _Flag:
+    return names, {"metavar": metavar, "help": help, **options}
+
+
+def _switch(*names: str, help: str) -> _Flag:
+    return names, {"action": "store_true", "help": help}
+
+
+_FLAGS: tuple[_Flag, ...] = (
+    _switch("-h", "--help", help="Show this message and exit."),
+    # What one run is: prompt, mode, provider, model, session, config file.
+    _value("-p", "--prompt", metavar="TEXT", help="Prompt for print/json modes."),
+    _value("--mode", metavar="print|json|rpc", default="print", help="print, json or rpc."),
+    _value("--provider", metavar="NAME", help="mock (default), a preset or a configured provider."),
+    _value("--model", metavar="NAME", help="Model name."),
+    _value("--session", metavar="ID", help="Session id; persisted to the JSONL session file."),
+    _value("--config", metavar="PATH", help="JSON config file to read (only when given)."),
+    # Flags the CLI records but does not load (docs/cli.md).
+    _value("--resource", metavar="URI", action="append", help="Resource URI (recorded, not loaded)."),
+    _value("--extension", metavar="NAME", action="append", help="Extension name (recorded, not imported)."),
+    _value("--tool", metavar="NAME", action="append", help="Tool name (recorded, not enabled)."),
+    # Instructions.
+    _value("--system", metavar="TEXT", help="System instructions."),
+    _value("--context", metavar="TEXT", help="Context text added to each request."),
+    # Compaction and the tool-round bound.
+    _value("--compact", metavar="N", type=int, help="Auto-compact once the session has this many entries."),
+    _value("--compaction", metavar="default|llm", help="Compaction strategy: default (no model call) or llm (the model summarizes)."),
+    _value("--summary-model", metavar="NAME", help="Model that writes --compaction llm summaries (default: --model)."),
+    _value("--max-tool-rounds", metavar="N", type=int, help="Maximum tool rounds per run."),
+    # The provider's endpoint and the mock's pace.
+    _value("--mock-delay-ms", metavar="MS", type=int, help=f"Milliseconds between mock reply deltas (0-{MAX_MOCK_DELAY_MS})."),
+    _value("--base-url", metavar="URL", help="Endpoint of an OpenAI-compatible server (overrides the preset's)."),
+    _value("--api-key-env", metavar="NAME", help="Environment variable that holds the API key (overrides the preset's)."),
+    # Observational memory.
+    _value("--memory", metavar="observational", help="Observational memory: workers after each run, recall tool, om:* commands."),
+    _value("--memory-model", metavar="NAME", help="Model for the memory workers (default: the session's model)."),
+    # The host's own agent, and durable runs.
+    _value("--agent", metavar="MODULE:FACTORY", help="Use the agent this factory returns (its tools, middleware, stores, provider)."),
+    _switch("--durable", help="Checkpoint the run at every step so --resume can continue it (needs --session)."),
+    _switch("--resume", help="Continue the session's unfinished durable run (with --session; no -p)."),
+    # What the process shows besides its mode's output.
+    _switch("--approve-all", help="Approve every tool call a durable run pauses on (else asked on a terminal)."),
+    _switch("--deny-all", help="Deny every tool call a durable run pauses on (the model reads why)."),
+    _switch("--no-markdown", help="Interactive mode: print answers as plain text (also when NO_COLOR is set)."),
+    _switch("--otel", help="Write OpenTelemetry spans to stderr (needs prism-harness[otel])."),
+    _switch("-v", "--verbose", help="Log what Prism does (requests and responses, redacted) to stderr."),
+)  # fmt: skip
+
+
 def _parser() -> _Parser:
     parser = _Parser(
         prog="prism",
@@ -61,154 +114,9 @@ def _parser() -> _Parser:
         allow_abbrev=False,
         add_help=False,
     )
-    add = parser.add_argument
-    add("-h", "--help", action="store_true", help="Show this message and exit.")
-    _add_run_flags(parser)
-    _add_recorded_flags(parser)
-    _add_instruction_flags(parser)
-    _add_loop_flags(parser)
-    _add_provider_flags(parser)
-    _add_memory_flags(parser)
-    _add_host_flags(parser)
-    _add_output_flags(parser)
+    for names, options in _FLAGS:
+        parser.add_argument(*names, **options)
     return parser
-
-
-def _add_run_flags(parser: argparse.ArgumentParser) -> None:
-    """What one run is: prompt, mode, provider, model, session, config file."""
-    add = parser.add_argument
-    add("-p", "--prompt", metavar="TEXT", help="Prompt for print/json modes.")
-    add("--mode", metavar="print|json|rpc", default="print", help="print, json or rpc.")
-    add("--provider", metavar="NAME", help="mock (default), a preset or a configured provider.")
-    add("--model", metavar="NAME", help="Model name.")
-    add("--session", metavar="ID", help="Session id; persisted to the JSONL session file.")
-    add("--config", metavar="PATH", help="JSON config file to read (only when given).")
-
-
-def _add_recorded_flags(parser: argparse.ArgumentParser) -> None:
-    """Flags the CLI records but does not load (docs/cli.md)."""
-    add = parser.add_argument
-    add("--resource", metavar="URI", action="append", help="Resource URI (recorded, not loaded).")
-    add(
-        "--extension",
-        metavar="NAME",
-        action="append",
-        help="Extension name (recorded, not imported).",
-    )
-    add("--tool", metavar="NAME", action="append", help="Tool name (recorded, not enabled).")
-
-
-def _add_instruction_flags(parser: argparse.ArgumentParser) -> None:
-    add = parser.add_argument
-    add("--system", metavar="TEXT", help="System instructions.")
-    add("--context", metavar="TEXT", help="Context text added to each request.")
-
-
-def _add_loop_flags(parser: argparse.ArgumentParser) -> None:
-    """Compaction and the tool-round bound."""
-    add = parser.add_argument
-    add(
-        "--compact",
-        metavar="N",
-        type=int,
-        help="Auto-compact once the session has this many entries.",
-    )
-    add(
-        "--compaction",
-        metavar="default|llm",
-        help="Compaction strategy: default (no model call) or llm (the model summarizes).",
-    )
-    add(
-        "--summary-model",
-        metavar="NAME",
-        help="Model that writes --compaction llm summaries (default: --model).",
-    )
-    add("--max-tool-rounds", metavar="N", type=int, help="Maximum tool rounds per run.")
-
-
-def _add_provider_flags(parser: argparse.ArgumentParser) -> None:
-    add = parser.add_argument
-    add(
-        "--mock-delay-ms",
-        metavar="MS",
-        type=int,
-        help=f"Milliseconds between mock reply deltas (0-{MAX_MOCK_DELAY_MS}).",
-    )
-    add(
-        "--base-url",
-        metavar="URL",
-        help="Endpoint of an OpenAI-compatible server (overrides the preset's).",
-    )
-    add(
-        "--api-key-env",
-        metavar="NAME",
-        help="Environment variable that holds the API key (overrides the preset's).",
-    )
-
-
-def _add_memory_flags(parser: argparse.ArgumentParser) -> None:
-    add = parser.add_argument
-    add(
-        "--memory",
-        metavar="observational",
-        help="Observational memory: workers after each run, recall tool, om:* commands.",
-    )
-    add(
-        "--memory-model",
-        metavar="NAME",
-        help="Model for the memory workers (default: the session's model).",
-    )
-
-
-def _add_host_flags(parser: argparse.ArgumentParser) -> None:
-    """The host's own agent, and durable runs."""
-    add = parser.add_argument
-    add(
-        "--agent",
-        metavar="MODULE:FACTORY",
-        help="Use the agent this factory returns (its tools, middleware, stores, provider).",
-    )
-    add(
-        "--durable",
-        action="store_true",
-        help="Checkpoint the run at every step so --resume can continue it (needs --session).",
-    )
-    add(
-        "--resume",
-        action="store_true",
-        help="Continue the session's unfinished durable run (with --session; no -p).",
-    )
-
-
-def _add_output_flags(parser: argparse.ArgumentParser) -> None:
-    """What the process shows besides its mode's output."""
-    add = parser.add_argument
-    add(
-        "--approve-all",
-        action="store_true",
-        help="Approve every tool call a durable run pauses on (else asked on a terminal).",
-    )
-    add(
-        "--deny-all",
-        action="store_true",
-        help="Deny every tool call a durable run pauses on (the model reads why).",
-    )
-    add(
-        "--no-markdown",
-        action="store_true",
-        help="Interactive mode: print answers as plain text (also when NO_COLOR is set).",
-    )
-    add(
-        "--otel",
-        action="store_true",
-        help="Write OpenTelemetry spans to stderr (needs prism-harness[otel]).",
-    )
-    add(
-        "-v",
-        "--verbose",
-        action="store_true",
-        help="Log what Prism does (requests and responses, redacted) to stderr.",
-    )
 
 
 def _known_providers() -> tuple[str, ...]:

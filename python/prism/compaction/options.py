@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from prism._clock import utc_timestamp
-from prism._json_fields import read_json_fields
+from prism._options import coerce_options, options_from_mapping
 from prism.attention.triggers import assert_compaction_trigger
 from prism.contracts import CompactionEntry, CompactionEntryData, SessionEntry
 from prism.errors import ConfigError
@@ -166,32 +166,13 @@ class CompactionOptions:
     def from_json(cls, value: Mapping[str, Any]) -> CompactionOptions:
         """Build from the original's camelCase form (snake_case keys are
         accepted too). Unknown keys are refused so a typo is not ignored."""
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"compaction options must be an object, got {type(value).__name__}")
-        found = read_json_fields(cls, value, snake_case=True)
-        if found.problems:
-            problem, key = found.problems[0]
-            if problem == "unknown":
-                raise ConfigError(f"unknown compaction option {key!r}")
-            raise ConfigError(f"compaction option {key!r} given twice")
-        return cls(**found.values)
+        return cls(**options_from_mapping(cls, value, what="compaction"))
 
 
 def coerce_compaction_options(value: object) -> CompactionOptions | None:
     """``None``/``False`` -> None (off); ``True`` -> defaults; a mapping ->
-    ``from_json``; options as they are."""
-    if value is None or value is False:
-        return None
-    if value is True:
-        return CompactionOptions()
-    if isinstance(value, CompactionOptions):
-        return value
-    if isinstance(value, Mapping):
-        return CompactionOptions.from_json(value)
-    raise ConfigError(
-        f"compaction must be CompactionOptions, a mapping, True, False or None, got "
-        f"{type(value).__name__}"
-    )
+    ``from_json``; options as they are (the rule of :mod:`prism._options`)."""
+    return coerce_options(value, CompactionOptions, what="compaction")
 
 
 def is_compaction_entry_data(value: object) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import anyio
 
@@ -100,6 +100,15 @@ class FlushReport:
         if self.compaction_entry_id is not None:
             out["compactionEntryId"] = self.compaction_entry_id
         return out
+
+
+class _WorkerPass(NamedTuple):
+    """What every worker of one pipeline pass uses."""
+
+    provider: Any
+    redactor: SecretRedactor
+    settings: ObservationalMemorySettings
+    forced: bool  # flush(): work through everything, not only what crossed a threshold
 
 
 class ObservationalMemoryRuntime:
@@ -205,11 +214,12 @@ class ObservationalMemoryRuntime:
                 self._debug(settings, event="skipped", reason="missing_credential")
                 return self._remember(report)
             forced = trigger == "flush"
+            run = _WorkerPass(provider, redactor, settings, forced)
             # The observer reads a long backlog in chunks; flush() works through
             # all of it, the gate takes one chunk per run.
             steps = [self._observe] * (MAX_OBSERVER_CHUNKS if forced else 1)
             for step in (*steps, self._reflect, self._drop):
-                worker = await step(provider, redactor, settings, forced)
+                worker = await step(run)
                 if worker is None:
                     continue
                 report.workers.append(worker)
@@ -251,14 +261,8 @@ class ObservationalMemoryRuntime:
         entries = list(await self.session.branch_entries())
         return entries, fold_observational_memory_ledger(entries)
 
-    async def _work(
-        self,
-        job: workers.WorkerJob,
-        provider: Any,
-        redactor: SecretRedactor,
-        settings: ObservationalMemorySettings,
-        record: Any,
-    ) -> WorkerReport:
+    async def _work(self, job: workers.WorkerJob, run: _WorkerPass, record: Any) -> WorkerReport:
+        provider, redactor, settings, _forced = run
         report = WorkerReport(job.name)
         self._debug(settings, worker=job.name, event="started")
         try:
@@ -283,13 +287,8 @@ class ObservationalMemoryRuntime:
         )
         return report
 
-    async def _observe(
-        self,
-        provider: Any,
-        redactor: SecretRedactor,
-        settings: ObservationalMemorySettings,
-        forced: bool,
-    ) -> WorkerReport | None:
+    async def _observe(self, run: _WorkerPass) -> WorkerReport | None:
+        redactor, settings = run.redactor, run.settings
         entries, ledger = await self._branch()
         start = 0
         if ledger.observed_up_to is not None:
@@ -301,7 +300,7 @@ class ObservationalMemoryRuntime:
         if not unobserved:
             return None
         sizes = [estimate_entry_tokens(e) for e in unobserved]
-        if not forced and sum(sizes) < settings.observe_after_tokens:
+        if not run.forced and sum(sizes) < settings.observe_after_tokens:
             return None
         budget = max(OBSERVER_CHUNK_TOKENS, 2 * settings.observe_after_tokens)
         taken = 0
@@ -316,17 +315,10 @@ class ObservationalMemoryRuntime:
         )
         # A coverage marker is recorded even when nothing was worth keeping,
         # so the same span is not observed again.
-        return await self._work(
-            job, provider, redactor, settings, lambda made: observations_recorded(made, covers)
-        )
+        return await self._work(job, run, lambda made: observations_recorded(made, covers))
 
-    async def _reflect(
-        self,
-        provider: Any,
-        redactor: SecretRedactor,
-        settings: ObservationalMemorySettings,
-        forced: bool,
-    ) -> WorkerReport | None:
+    async def _reflect(self, run: _WorkerPass) -> WorkerReport | None:
+        redactor, settings = run.redactor, run.settings
         entries, ledger = await self._branch()
         after = -1
         if ledger.reflected_up_to is not None:
@@ -337,23 +329,16 @@ class ObservationalMemoryRuntime:
         unreflected = [o for key, o in active.items() if ledger.positions[key] > after]
         if not unreflected:
             return None
-        if not forced and memory_tokens(unreflected) < settings.reflect_after_tokens:
+        if not run.forced and memory_tokens(unreflected) < settings.reflect_after_tokens:
             return None
         covers = ledger.recorded_by(unreflected[-1]["id"])
         job = workers.reflector_job(
             unreflected, active, list(ledger.reflections.values()), redactor
         )
-        return await self._work(
-            job, provider, redactor, settings, lambda made: reflections_recorded(made, covers)
-        )
+        return await self._work(job, run, lambda made: reflections_recorded(made, covers))
 
-    async def _drop(
-        self,
-        provider: Any,
-        redactor: SecretRedactor,
-        settings: ObservationalMemorySettings,
-        forced: bool,
-    ) -> WorkerReport | None:
+    async def _drop(self, run: _WorkerPass) -> WorkerReport | None:
+        redactor, settings = run.redactor, run.settings
         _entries, ledger = await self._branch()
         active = {o["id"]: o for o in ledger.active_observations()}
         pool = memory_tokens(active.values())
@@ -368,11 +353,7 @@ class ObservationalMemoryRuntime:
             redactor,
         )
         return await self._work(
-            job,
-            provider,
-            redactor,
-            settings,
-            lambda made: observations_dropped(made, covers) if made else None,
+            job, run, lambda made: observations_dropped(made, covers) if made else None
         )
 
     async def _maybe_compact(self, settings: ObservationalMemorySettings) -> str | None:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from prism import _native
+from prism._options import options_from_mapping
 from prism.compaction import (
     CompactionContext,
     CompactionOptions,
@@ -27,18 +28,16 @@ from prism.runtime.config import AgentConfig
 from prism.runtime.context import RunPort, RunSettings
 from prism.runtime.steps import Steps
 
-_FIELDS = frozenset(f.name for f in dataclasses.fields(CompactionOptions))
-
 
 def merged_options(config: AgentConfig, overrides: Mapping[str, Any]) -> CompactionOptions:
-    """The agent's compaction options with ``overrides`` (snake_case fields) on top."""
+    """The agent's compaction options with ``overrides`` on top (keys by the
+    rule of :mod:`prism._options`)."""
     base = config.compaction or CompactionOptions()
     if not overrides:
         return base
-    unknown = sorted(set(overrides) - _FIELDS)
-    if unknown:
-        raise ConfigError(f"unknown compaction option(s) {unknown}; expected {sorted(_FIELDS)}")
-    return dataclasses.replace(base, **overrides)
+    return dataclasses.replace(
+        base, **options_from_mapping(CompactionOptions, overrides, what="compaction")
+    )
 
 
 def _strategy(config: AgentConfig, options: CompactionOptions) -> CompactionStrategy:

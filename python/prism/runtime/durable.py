@@ -173,11 +173,8 @@ def parse_checkpoint(data: object, warn: Warn) -> Checkpoint:
         checkpoint.status = (
             status if isinstance(status, str) and status in STATUSES else "completed"
         )
-    engine = data.get("engine")
-    if isinstance(engine, str) and engine:
+    if (engine := _optional(data, "engine", _is_name, "a non-empty string", warn)) is not None:
         checkpoint.engine = engine
-    elif engine is not None:
-        warn("engine", "expected a non-empty string; dropped")
     checkpoint.tool_rounds = _count(data, "toolRounds", warn)
     checkpoint.total_tool_rounds = _count(data, "totalToolRounds", warn)
     checkpoint.pending_tool_calls = _items(data, "pendingToolCalls", _is_tool_call, warn)
@@ -186,31 +183,51 @@ def parse_checkpoint(data: object, warn: Warn) -> Checkpoint:
     checkpoint.pending_approvals = parse_pending_approvals(data)
     checkpoint.steering = _items(data, "steering", _is_message, warn)
     checkpoint.follow_ups = _items(data, "followUps", _is_message, warn)
-    carried = data.get("state")
-    if isinstance(carried, Mapping):
+    if (carried := _optional(data, "state", _is_object, "an object", warn)) is not None:
         checkpoint.state = carried
-    elif carried is not None:
-        warn("state", "expected an object; dropped")
-    state = data.get("sessionState")
+    state = _optional(data, "sessionState", _is_object, "an object", warn)
     if state is not None:
-        if not isinstance(state, Mapping):
-            warn("sessionState", "expected an object; dropped")
-        else:
-            sticky = state.get("attentionSticky")
-            if isinstance(sticky, Mapping):
-                checkpoint.attention_sticky = sticky
-            elif sticky is not None:
-                warn("sessionState.attentionSticky", "expected an object; dropped")
-            model = state.get("model")
-            if (
-                isinstance(model, Mapping)
-                and isinstance(model.get("provider"), str)
-                and isinstance(model.get("model"), str)
-            ):
-                checkpoint.model = dict(model)  # type: ignore[assignment]
-            elif model is not None:
-                warn("sessionState.model", "expected a model config; dropped")
+        where = "sessionState."
+        sticky = _optional(state, "attentionSticky", _is_object, "an object", warn, where)
+        if sticky is not None:
+            checkpoint.attention_sticky = sticky
+        model = _optional(state, "model", _is_model, "a model config", warn, where)
+        if model is not None:
+            checkpoint.model = dict(model)  # type: ignore[assignment]
     return checkpoint
+
+
+def _optional(
+    data: Mapping[str, Any],
+    key: str,
+    accept: Callable[[Any], bool],
+    expected: str,
+    warn: Warn,
+    where: str = "",
+) -> Any:
+    """``data[key]`` when ``accept`` takes it; absent is ``None``, anything
+    else is warned about (as ``where + key``) and dropped."""
+    value = data.get(key)
+    if value is None or accept(value):
+        return value
+    warn(where + key, f"expected {expected}; dropped")
+    return None
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _is_object(value: Any) -> bool:
+    return isinstance(value, Mapping)
+
+
+def _is_model(value: Any) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("provider"), str)
+        and isinstance(value.get("model"), str)
+    )
 
 
 @dataclass(slots=True)

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
+from prism._options import coerce_options
 from prism.compaction import CompactionOptions
 from prism.compaction import coerce_compaction_options as _coerce_compaction
 from prism.contracts import ModelConfig
@@ -41,15 +42,7 @@ def check_run_option_names(options: Mapping[str, Any]) -> None:
 
 def coerce_retry_options(value: Any) -> RetryOptions | None:
     """``None``/``False``: off; ``True``: defaults; ``RetryOptions`` or its camelCase dict."""
-    if value is None or value is False:
-        return None
-    if value is True:
-        return RetryOptions()
-    if isinstance(value, RetryOptions):
-        return value
-    if isinstance(value, Mapping):
-        return RetryOptions.from_json(value)
-    raise ConfigError("retry must be RetryOptions, a dict, True, False or None")
+    return coerce_options(value, RetryOptions, what="retry")
 
 
 # What ``compaction=True`` means: compact once the next request would fill 90%
@@ -62,7 +55,7 @@ def coerce_compaction_options(
 ) -> CompactionOptions | None:
     """``None``/``False``: off; ``True``: the default trigger
     (:data:`DEFAULT_COMPACTION_TRIGGER`), whose cap is checked against
-    ``model`` now; ``CompactionOptions`` or its camelCase dict as given."""
+    ``model`` now; otherwise the rule of :mod:`prism._options`, as for retry."""
     if value is True:
         from prism.attention import resolve_input_cap
 

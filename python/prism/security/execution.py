@@ -404,14 +404,7 @@ async def authorize(
     reason. ``ask`` left undecided is a refusal; a policy that raises or
     answers something else refuses (fail closed, reason redacted)."""
     require_redactor(redactor, owner="authorize")
-    try:
-        decision: Any = policy.decide(action)
-        if inspect.isawaitable(decision):
-            decision = await decision
-    except Exception as error:
-        raise ExecutionDeniedError(
-            redactor.redact_text(f"execution policy failed: {type(error).__name__}")
-        ) from None
+    decision = await _ask_policy(policy, action, redactor)
     if not isinstance(decision, ExecutionDecision):
         raise ExecutionDeniedError("execution policy returned a non-decision")
     if decision.outcome == "allow":
@@ -438,6 +431,22 @@ async def authorize(
     )
 
 
+async def _ask_policy(
+    policy: ExecutionPolicy, action: ExecutionAction, redactor: SecretRedactor
+) -> Any:
+    """The policy's answer (sync or async); a policy that raises refuses,
+    naming only the error's type (its text may hold what it was given)."""
+    try:
+        decision: Any = policy.decide(action)
+        if inspect.isawaitable(decision):
+            decision = await decision
+    except Exception as error:
+        raise ExecutionDeniedError(
+            redactor.redact_text(f"execution policy failed: {type(error).__name__}")
+        ) from None
+    return decision
+
+
 async def _apply_granted(
     policy: ExecutionPolicy,
     action: ExecutionAction,
@@ -457,14 +466,7 @@ async def _apply_granted(
             "an edit of an execution action must give an ExecutionAction of the same kind"
         )
     changed = replace(changed, tool_name=action.tool_name, tool_call_id=action.tool_call_id)
-    try:
-        decision: Any = policy.decide(changed)
-        if inspect.isawaitable(decision):
-            decision = await decision
-    except Exception as error:
-        raise ExecutionDeniedError(
-            redactor.redact_text(f"execution policy failed: {type(error).__name__}")
-        ) from None
+    decision = await _ask_policy(policy, changed, redactor)
     if not isinstance(decision, ExecutionDecision) or decision.outcome == "deny":
         reason = decision.reason if isinstance(decision, ExecutionDecision) else "non-decision"
         raise ExecutionDeniedError(redactor.redact_text(f"edited action refused: {reason}"))

@@ -47,6 +47,17 @@ def os_reason(exc: OSError, path: str) -> str:
     return exc.strerror or str(exc)
 
 
+def make_parent_directory(path: str, what: str) -> None:
+    """Create the directory ``path`` lives in; ``what`` says what failed
+    (``"cannot append to session file x"``) when it cannot be made."""
+    parent = os.path.dirname(path)
+    if parent:
+        try:
+            os.makedirs(parent, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{what}: {os_reason(exc, parent)}") from None
+
+
 def _first_non_directory(path: str) -> str | None:
     current = os.path.abspath(path)
     chain = []

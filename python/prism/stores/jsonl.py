@@ -30,6 +30,7 @@ from prism.stores._codec import encode_batch, parse_lines
 from prism.stores._locking import (
     lease_directory,
     locked_fd,
+    make_parent_directory,
     os_reason,
     try_lock_session,
     unlock_session,
@@ -281,14 +282,7 @@ class JsonlSessionStore:
 
     def _make_parent(self, action: str = "append to") -> None:
         if self.create_directory:
-            parent = os.path.dirname(self.path)
-            if parent:
-                try:
-                    os.makedirs(parent, exist_ok=True)
-                except OSError as exc:
-                    raise StoreError(
-                        f"cannot {action} session file {self.path}: {os_reason(exc, parent)}"
-                    ) from None
+            make_parent_directory(self.path, f"cannot {action} session file {self.path}")
 
     def _write(self, fd: int, payload: bytes) -> None:
         # A torn last line (a writer died mid-line) is closed off with a

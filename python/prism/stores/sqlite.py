@@ -30,6 +30,7 @@ from prism.stores._codec import encode_batch
 from prism.stores._locking import (
     describe_mode,
     lease_directory,
+    make_parent_directory,
     os_reason,
     try_lock_session,
     unlock_session,
@@ -177,15 +178,9 @@ class SqliteSessionStore:
             return self._memory_claims.claim(session_id)
         directory = lease_directory(self.path)
         if self.create_directory:
-            parent = os.path.dirname(self.path)
-            if parent:
-                try:
-                    os.makedirs(parent, exist_ok=True)
-                except OSError as exc:
-                    raise StoreError(
-                        f"cannot claim a session in session database {self.path}: "
-                        f"{os_reason(exc, parent)}"
-                    ) from None
+            make_parent_directory(
+                self.path, f"cannot claim a session in session database {self.path}"
+            )
         fd = try_lock_session(directory, session_id)
         return SessionLease(session_id, lambda: unlock_session(fd, directory, session_id))
 

@@ -221,55 +221,23 @@ def _prefix_blocks(body: dict[str, Any]) -> Iterator[Any]:
 def _block_events(index: int, block: dict[str, Any]) -> Iterator[bytes]:
     kind = block["type"]
     if kind == "text":
-        yield _sse(
-            {
-                "type": "content_block_start",
-                "index": index,
-                "content_block": {"type": "text", "text": ""},
-            }
-        )
-        yield _sse(
-            {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "text_delta", "text": block["text"]},
-            }
-        )
+        start: dict[str, Any] = {"type": "text", "text": ""}
+        deltas = [{"type": "text_delta", "text": block["text"]}]
     elif kind == "thinking":
-        yield _sse(
-            {
-                "type": "content_block_start",
-                "index": index,
-                "content_block": {"type": "thinking", "thinking": ""},
-            }
-        )
-        yield _sse(
-            {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "thinking_delta", "thinking": block["thinking"]},
-            }
-        )
-        yield _sse(
-            {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "signature_delta", "signature": block["signature"]},
-            }
-        )
+        start = {"type": "thinking", "thinking": ""}
+        deltas = [
+            {"type": "thinking_delta", "thinking": block["thinking"]},
+            {"type": "signature_delta", "signature": block["signature"]},
+        ]
     elif kind == "tool_use":
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-        yield _sse({"type": "content_block_start", "index": index, "content_block": start})
         partial = json.dumps(block["input"], separators=(",", ":"))
-        yield _sse(
-            {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "input_json_delta", "partial_json": partial},
-            }
-        )
+        deltas = [{"type": "input_json_delta", "partial_json": partial}]
     else:
         raise ValueError(f"responder returned an unknown block type {kind!r}")
+    yield _sse({"type": "content_block_start", "index": index, "content_block": start})
+    for delta in deltas:
+        yield _sse({"type": "content_block_delta", "index": index, "delta": delta})
     yield _sse({"type": "content_block_stop", "index": index})
 
 

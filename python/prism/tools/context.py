@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, get_args
 
+from prism.contracts import ToolEventType
 from prism.errors import ConfigError
 
 __all__ = [
@@ -30,16 +31,7 @@ ToolEventSink: TypeAlias = Callable[[dict[str, Any]], Any]
 
 # The members of the typed event union (prism.contracts) a tool may emit;
 # every other type belongs to the runtime, which alone orders them.
-TOOL_EVENT_TYPES: Final[frozenset[str]] = frozenset(
-    {
-        "file_changed",
-        "command_started",
-        "command_finished",
-        "plan_changed",
-        "subagent_started",
-        "subagent_stopped",
-    }
-)
+TOOL_EVENT_TYPES: Final[frozenset[str]] = frozenset(get_args(ToolEventType))
 
 
 class ToolEventError(ConfigError):

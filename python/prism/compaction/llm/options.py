@@ -11,7 +11,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from prism._json_fields import NOT_JSON, json_keys, read_json_fields
+from prism._json_fields import NOT_JSON
+from prism._options import coerce_options, options_from_mapping
 from prism.compaction.llm.prepare import DEFAULT_KEEP_RECENT_TOKENS, check_token_budget
 from prism.compaction.llm.prompts import DEFAULT_PROMPTS, CompactionPrompts
 from prism.compaction.llm.serialize import (
@@ -201,17 +202,7 @@ class LlmCompactionOptions:
         """From a config file's camelCase object; ``objects`` supplies what
         JSON cannot hold (``provider=``, ``credential=``, ...). Unknown keys are
         refused so a typo does not go unnoticed."""
-        if not isinstance(data, Mapping):
-            raise ConfigError(
-                f"llm compaction options must be an object, got {type(data).__name__}"
-            )
-        found = read_json_fields(cls, data, snake_case=False)
-        if found.unknown:
-            raise ConfigError(
-                f"unknown llm compaction option {found.unknown[0]!r};"
-                f" expected one of {sorted(json_keys(cls))}"
-            )
-        fields = found.values
+        fields = options_from_mapping(cls, data, what="llm compaction")
         fields.update(objects)
         return cls(**fields)
 
@@ -223,15 +214,6 @@ def _check_retry(value: object) -> Any:
         return value
     from prism.retry import RetryOptions
 
-    if value is True:
-        return RetryOptions()
-    if isinstance(value, RetryOptions):
-        return value
-    if isinstance(value, Mapping):
-        return RetryOptions.from_json(value)
     if callable(getattr(value, "decide", None)):
         return RetryOptions(policy=value)  # type: ignore[arg-type]
-    raise ConfigError(
-        "llm compaction option retry must be None (the session's), False, True, "
-        "RetryOptions, a retry policy or its options object"
-    )
+    return coerce_options(value, RetryOptions, what="llm compaction option retry")

@@ -101,7 +101,7 @@ class LlmCompactionStrategy:
         metadata = {"sessionId": prep.session_id, "compaction": options.name}
         if prep.history_entries:
             history = await ask(
-                self.history_request(prep, redactor, max_tokens=history_budget, metadata=metadata)
+                self.summary_request(prep, redactor, max_tokens=history_budget, metadata=metadata)
             )
         else:
             # Only a split turn's prefix is new: the previous summary carries over as is.
@@ -109,7 +109,9 @@ class LlmCompactionStrategy:
         summary = history
         if prep.turn_prefix_entries:
             prefix = await ask(
-                self.split_turn_request(prep, redactor, max_tokens=prefix_budget, metadata=metadata)
+                self.summary_request(
+                    prep, redactor, split_turn=True, max_tokens=prefix_budget, metadata=metadata
+                )
             )
             summary = f"{history}{SPLIT_TURN_SEPARATOR}{prefix}"
         summary = self._finish(summary, prep, redactor)
@@ -119,54 +121,34 @@ class LlmCompactionStrategy:
 
     # --- requests ------------------------------------------------------------------
 
-    def history_request(
+    def summary_request(
         self,
         prep: LlmCompactionPreparation,
         redactor: SecretRedactor,
         *,
+        split_turn: bool = False,
         max_tokens: int,
         metadata: dict[str, Any] | None = None,
     ) -> ProviderRequest:
-        """The main summary request: the history in update mode when a
-        previous summary exists (the summary is updated, never re-summarized
-        from its own text)."""
+        """The main summary request (the history, in update mode when a
+        previous summary exists: it is updated, never re-summarized from its
+        own text), or with ``split_turn`` the one that summarizes the prefix
+        of a turn cut in two."""
         options = self.options
-        previous = prep.previous_summary
+        previous = None if split_turn else prep.previous_summary
+        entries = prep.turn_prefix_entries if split_turn else prep.history_entries
         parts = serialize_compaction_parts(
-            prep.history_entries,
-            max_tool_result_chars=options.max_tool_result_chars,
-            redactor=redactor,
+            entries, max_tool_result_chars=options.max_tool_result_chars, redactor=redactor
         )
         return build_summary_request(
             options,
             parts,
-            instructions=instructions_for(options, update=previous is not None),
+            instructions=instructions_for(
+                options, update=previous is not None, split_turn=split_turn
+            ),
             max_tokens=max_tokens,
             redactor=redactor,
             previous_summary=previous,
-            metadata=metadata,
-        )
-
-    def split_turn_request(
-        self,
-        prep: LlmCompactionPreparation,
-        redactor: SecretRedactor,
-        *,
-        max_tokens: int,
-        metadata: dict[str, Any] | None = None,
-    ) -> ProviderRequest:
-        options = self.options
-        parts = serialize_compaction_parts(
-            prep.turn_prefix_entries,
-            max_tool_result_chars=options.max_tool_result_chars,
-            redactor=redactor,
-        )
-        return build_summary_request(
-            options,
-            parts,
-            instructions=instructions_for(options, update=False, split_turn=True),
-            max_tokens=max_tokens,
-            redactor=redactor,
             metadata=metadata,
         )
 

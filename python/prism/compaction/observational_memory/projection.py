@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Literal, TypeVar
@@ -173,24 +173,10 @@ def create_folded_memory_details(
     """The JSON for a compaction entry's ``data.memory`` (type ``om.folded``,
     version 1). Each memory is checked; a malformed one raises
     ``ConfigError`` naming its position, and nothing is built."""
-    checked_observations: list[Observation] = []
-    for index, item in enumerate(observations):
-        parsed = parse_observation(item)
-        if parsed is None:
-            raise ConfigError(
-                f"observations[{index}] must be {{id: 12 hex chars, content: str, "
-                "sourceEntryIds: [str]}"
-            )
-        checked_observations.append(parsed)
-    checked_reflections: list[Reflection] = []
-    for index, item in enumerate(reflections):
-        parsed_reflection = parse_reflection(item)
-        if parsed_reflection is None:
-            raise ConfigError(
-                f"reflections[{index}] must be {{id: 12 hex chars, content: str, "
-                "observationIds: [str]}"
-            )
-        checked_reflections.append(parsed_reflection)
+    checked_observations = _checked(
+        observations, parse_observation, "observations", "sourceEntryIds"
+    )
+    checked_reflections = _checked(reflections, parse_reflection, "reflections", "observationIds")
     if isinstance(dropped_observation_ids, str) or not all(
         is_memory_id(i) for i in dropped_observation_ids
     ):
@@ -205,3 +191,21 @@ def create_folded_memory_details(
         "reflections": checked_reflections,
         "droppedObservationIds": list(dropped_observation_ids),
     }
+
+
+_MemoryT = TypeVar("_MemoryT")
+
+
+def _checked(
+    items: Iterable[Any], parse: Callable[[Any], _MemoryT | None], name: str, refs: str
+) -> list[_MemoryT]:
+    """Every item parsed, or ``ConfigError`` naming the first malformed one."""
+    checked: list[_MemoryT] = []
+    for index, item in enumerate(items):
+        parsed = parse(item)
+        if parsed is None:
+            raise ConfigError(
+                f"{name}[{index}] must be {{id: 12 hex chars, content: str, {refs}: [str]}}"
+            )
+        checked.append(parsed)
+    return checked
