@@ -1,7 +1,7 @@
 """The interactive session's answer rendering (prism.cli.interactive_output),
 in process on a rich console writing to a buffer: markdown printed block by
 block reads the same as the whole answer rendered at once, however the
-deltas are cut, and a secret split across deltas is masked."""
+deltas are cut."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ import pytest
 from rich.console import Console
 from rich.markdown import Markdown
 
-from prism.cli.interactive_output import MarkdownText, StreamRedactor
-from prism.security.redaction import create_redactor
+from prism.cli.interactive_output import MarkdownText
 
 ANSWERS = [
     "# Title\n\nSome **bold** text\nand more.\n\n```python\nx = 1\n\ny = 2\n```\n\n"
@@ -85,22 +84,6 @@ def test_the_preview_of_a_long_code_block_keeps_its_fence() -> None:
     assert preview.split("\n")[0] == "```python" and "line99 = 99" in preview
     assert "line50" not in preview
     stream.finish()
-
-
-def test_a_secret_split_across_deltas_is_masked() -> None:
-    secret = "sk-live-0123456789abcdef"
-    redactor = StreamRedactor(create_redactor([secret]))
-    deltas = ["the key ", secret[:9], secret[9:] + " and", " more"]
-    text = "".join(redactor.feed(d) for d in deltas) + redactor.flush()
-    assert text == "the key [REDACTED] and more"
-    # Each delta alone holds no secret: per-event redaction would miss it.
-    assert all(create_redactor([secret]).redact_text(d) == d for d in deltas)
-
-
-def test_without_secrets_text_passes_straight_through() -> None:
-    redactor = StreamRedactor(create_redactor([]))
-    assert redactor.feed("partial wor") == "partial wor"
-    assert redactor.flush() == ""
 
 
 class _Terminal(io.StringIO):

@@ -239,7 +239,7 @@ class _Shell:
         }
 
     def _output(self) -> RunOutput:
-        return RunOutput(self.host.agent.config.redactor, self.console)
+        return RunOutput(self.console)
 
     async def _run(self, text: str) -> RunResult | None:
         output = self._output()

@@ -8,10 +8,9 @@ output, and nothing taller than the screen has to be redrawn (rich ``Live``
 cannot redraw lines that scrolled away). Only the block still open is
 shown live, at a bounded refresh rate, cropped to the screen's height.
 
-Text is redacted before it is shown. Events are redacted one by one, so a
-secret a provider splits across two deltas would pass that check; here the
-partial last word is held back until whitespace follows it and the joined
-text is redacted, so the split secret is masked too.
+The deltas arrive redacted: the runtime passes each block's deltas through
+one ``prism.security.StreamRedactor``, so a secret a provider splits across
+deltas is masked whole before any listener (this one included) sees it.
 """
 
 from __future__ import annotations
@@ -19,8 +18,6 @@ from __future__ import annotations
 import re
 import sys
 from typing import TYPE_CHECKING, Any
-
-from prism.security.redaction import SecretRedactor
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -32,28 +29,6 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ENDS_AT_BLANK = frozenset(
     {"paragraph_open", "table_open", "blockquote_open", "heading_open", "hr", "fence"}
 )
-
-
-class StreamRedactor:
-    """Redacts streamed text, holding back the trailing partial word so a
-    secret split across deltas is redacted whole (secrets hold no whitespace)."""
-
-    def __init__(self, redactor: SecretRedactor) -> None:
-        self._redactor = redactor
-        self._active = len(redactor) > 0
-        self._held = ""
-
-    def feed(self, text: str) -> str:
-        if not self._active:
-            return text
-        text = self._held + text
-        cut = max(text.rfind(c) for c in " \n\t") + 1
-        self._held = text[cut:]
-        return self._redactor.redact_text(text[:cut]) if cut else ""
-
-    def flush(self) -> str:
-        held, self._held = self._held, ""
-        return self._redactor.redact_text(held) if held else ""
 
 
 def _say(text: str) -> None:
@@ -253,20 +228,18 @@ class _Preview:
 
 
 class RunOutput:
-    """Prints one run's events: answer text (markdown or plain, redacted),
-    folded tool lines, errors."""
+    """Prints one run's events: answer text (markdown or plain; the runtime
+    has redacted it), folded tool lines, errors."""
 
-    def __init__(self, redactor: SecretRedactor, console: Console | None) -> None:
-        self._redactor = StreamRedactor(redactor)
+    def __init__(self, console: Console | None) -> None:
         self._text: PlainText | MarkdownText = (
             MarkdownText(console) if console is not None else PlainText()
         )
 
     def text(self, delta: str) -> None:
-        self._text.write(self._redactor.feed(delta))
+        self._text.write(delta)
 
     def end_text(self) -> None:
-        self._text.write(self._redactor.flush())
         self._text.finish()
 
     def line(self, text: str) -> None:

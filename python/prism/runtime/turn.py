@@ -10,7 +10,7 @@ from __future__ import annotations
 import uuid
 from contextlib import aclosing, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -30,6 +30,7 @@ from prism.providers.base import error_info_from_exception
 from prism.runtime.context import Emit, RunPort, RunSettings
 from prism.runtime.options import parse_arguments
 from prism.security.limits import tool_arguments_problem
+from prism.security.stream_redaction import StreamRedactor
 
 
 @dataclass(slots=True)
@@ -162,6 +163,9 @@ class _CallSlot:
         self.complete = False
 
 
+_DeltaKind = Literal["text", "thinking"]
+
+
 def _new_call_id() -> str:
     return f"call_{uuid.uuid4().hex[:16]}"
 
@@ -169,13 +173,29 @@ def _new_call_id() -> str:
 class _TurnStream:
     """The assistant message being assembled from one provider stream."""
 
-    __slots__ = ("by_index", "emit", "outcome", "signature", "slots", "text", "thinking", "usage")
+    __slots__ = (
+        "by_index",
+        "emit",
+        "outcome",
+        "redact",
+        "signature",
+        "slots",
+        "text",
+        "thinking",
+        "usage",
+    )
 
-    def __init__(self, outcome: TurnOutcome, emit: Emit) -> None:
+    def __init__(self, outcome: TurnOutcome, emit: Emit, redactor: Any) -> None:
         self.outcome = outcome
         self.emit = emit
         self.text: list[str] = []
         self.thinking: list[str] = []
+        # Events are redacted one by one, so a secret split across deltas
+        # would pass; each block's deltas go through one stream redactor.
+        self.redact: dict[_DeltaKind, StreamRedactor] = {
+            "text": StreamRedactor(redactor),
+            "thinking": StreamRedactor(redactor),
+        }
         self.signature: str | None = None
         self.slots: list[_CallSlot] = []
         self.by_index: dict[int, _CallSlot] = {}
@@ -189,8 +209,19 @@ class _TurnStream:
                 {"type": "message_started", "role": "assistant", "messageId": outcome.message_id}
             )
 
-    def delta(self, kind: Any, text: str) -> None:
+    def delta(self, kind: _DeltaKind, text: str) -> None:
         self.start()
+        text = self.redact[kind].feed(text)
+        if text:
+            self._emit_delta(kind, text)
+
+    def flush_deltas(self) -> None:
+        """Emit what the stream redactors still hold: the blocks are over."""
+        for kind, redactor in self.redact.items():
+            if redactor.held:
+                self._emit_delta(kind, redactor.flush())
+
+    def _emit_delta(self, kind: _DeltaKind, text: str) -> None:
         self.emit(
             {
                 "type": "message_delta",
@@ -285,6 +316,7 @@ class _TurnStream:
             content.append({"type": "tool_call", **call})
         outcome.message = {"role": "assistant", "content": content}
         self.start()
+        self.flush_deltas()
         finished: MessageFinishedEvent = {
             "type": "message_finished",
             "role": "assistant",
@@ -305,7 +337,7 @@ async def stream_turn(
     come back in ``outcome.error``. Cancellation propagates."""
     config = settings.config
     outcome = TurnOutcome(message_id=message_id)
-    turn = _TurnStream(outcome, port.emit)
+    turn = _TurnStream(outcome, port.emit, config.redactor)
     provider = config.provider_for(settings.model_on(port.branch))
     try:
         # Provider output is untrusted: it is read defensively as plain dicts

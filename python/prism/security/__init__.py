@@ -66,6 +66,9 @@ if TYPE_CHECKING:
         assert_path_inside_roots,
         normalize_roots,
     )
+    from prism.security.stream_redaction import (
+        StreamRedactor,
+    )
 
 _EXPORTS: dict[str, str] = {
     "CredentialChain": "prism.security.credentials",
@@ -117,6 +120,7 @@ _EXPORTS: dict[str, str] = {
     "error_info": "prism.security.redaction",
     "redact_error_info": "prism.security.redaction",
     "redact_event": "prism.security.redaction",
+    "StreamRedactor": "prism.security.stream_redaction",
 }
 __getattr__, __dir__ = attach(__name__, _EXPORTS)
 
@@ -144,6 +148,7 @@ __all__ = [
     "ResolvedCredential",
     "RootedExecutionPolicy",
     "SecretRedactor",
+    "StreamRedactor",
     "allow_command",
     "allow_kinds",
     "allowlist_policy_from_json",

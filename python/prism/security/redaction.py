@@ -41,6 +41,7 @@ __all__ = [
     "redact_then_clip",
     "redactable_credentials",
     "require_redactor",
+    "settled_length",
     "with_secrets",
 ]
 
@@ -185,6 +186,24 @@ class _Chain:
 
     def redact_value(self, value: _T) -> _T:
         return self._b.redact_value(self._a.redact_value(value))
+
+    def settled_length(self, text: str) -> int:
+        # Settled for both: neither redactor can still change the prefix.
+        return min(settled_length(self._a, text), settled_length(self._b, text))
+
+
+def settled_length(redactor: SecretRedactor, text: str) -> int:
+    """How many leading characters of ``text`` (a stream's unsent tail)
+    ``redactor`` can redact now, with no later text able to change them.
+
+    Prism's redactors answer exactly (``settled_length``: the longest suffix
+    that could still grow into a secret is held back, and no complete secret
+    is cut). A host redactor without that method gets the cautious rule: the
+    trailing run of non-whitespace is held back (secrets hold no whitespace)."""
+    settled = getattr(redactor, "settled_length", None)
+    if settled is not None:
+        return int(settled(text))
+    return max(text.rfind(c) for c in " \n\t\r") + 1
 
 
 def redact_then_clip(text: str, redactor: SecretRedactor, limit: int, marker: str = "…") -> str:

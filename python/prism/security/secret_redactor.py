@@ -57,6 +57,9 @@ class NoopRedactor:
     def redact_value(self, value: _T) -> _T:
         return value
 
+    def settled_length(self, text: str) -> int:
+        return len(text)
+
     def __repr__(self) -> str:
         return "NoopRedactor()"
 

@@ -34,6 +34,11 @@ pub struct SecretMatcher {
     /// first three bytes together. Same leftmost-longest semantics.
     packed: Option<packed::Searcher>,
     count: usize,
+    /// The distinct secrets, for [`SecretMatcher::settled_len`].
+    secrets: Vec<Box<[u8]>>,
+    /// `first_bytes[b]`: some secret starts with byte `b`.
+    first_bytes: [bool; 256],
+    longest: usize,
 }
 
 impl SecretMatcher {
@@ -64,10 +69,17 @@ impl SecretMatcher {
                 .extend(&unique)
                 .build()
         };
+        let mut first_bytes = [false; 256];
+        for s in &unique {
+            first_bytes[usize::from(s.as_bytes()[0])] = true;
+        }
         Ok(Self {
             ac,
             packed,
             count: unique.len(),
+            secrets: unique.iter().map(|s| s.as_bytes().into()).collect(),
+            first_bytes,
+            longest: unique.iter().map(|s| s.len()).max().unwrap_or(0),
         })
     }
 
@@ -92,6 +104,50 @@ impl SecretMatcher {
             Some(p) => Box::new(p.find_iter(haystack).map(|m| (m.start(), m.end()))),
             None => Box::new(self.ac.find_iter(haystack).map(|m| (m.start(), m.end()))),
         }
+    }
+
+    /// The length in bytes of the longest prefix of `text` whose redaction no
+    /// later text can change, for a stream that arrives in pieces.
+    ///
+    /// Holds back the longest suffix that is a proper prefix of a secret (the
+    /// next piece may complete it) and never cuts inside a secret already
+    /// complete in `text`. No secret occurrence of the whole stream then
+    /// straddles a cut, so with leftmost-longest matching the redacted pieces
+    /// join to the redaction of the whole stream.
+    pub fn settled_len(&self, text: &[u8]) -> usize {
+        let end = text.len();
+        if self.count == 0 {
+            return end;
+        }
+        let mut cut = end;
+        for start in end.saturating_sub(self.longest - 1)..end {
+            if !self.first_bytes[usize::from(text[start])] {
+                continue;
+            }
+            let tail = &text[start..];
+            if self
+                .secrets
+                .iter()
+                .any(|s| s.len() > tail.len() && s.starts_with(tail))
+            {
+                cut = start;
+                break;
+            }
+        }
+        // A secret complete in `text` that the cut would split moves it back
+        // to the secret's start; that may split another, so repeat.
+        let mut moved = cut < end;
+        while moved {
+            moved = false;
+            for secret in self.secrets.iter() {
+                let from = cut.saturating_sub(secret.len() - 1);
+                if let Some(at) = (from..cut).find(|&at| text[at..].starts_with(secret)) {
+                    cut = at;
+                    moved = true;
+                }
+            }
+        }
+        cut
     }
 
     /// `None` when nothing matched, so callers can keep the original object.
@@ -132,6 +188,38 @@ mod tests {
     fn leftmost_longest_leaves_no_tail() {
         let m = SecretMatcher::new(&["sk-abc", "sk-abcdef"]).unwrap();
         assert_eq!(redact(&m, "x sk-abcdef y sk-abc"), "x [R] y [R]");
+    }
+
+    fn streamed(m: &SecretMatcher, pieces: &[&str]) -> String {
+        let mut out = String::new();
+        let mut held = String::new();
+        for piece in pieces {
+            held.push_str(piece);
+            let cut = m.settled_len(held.as_bytes());
+            out.push_str(&redact(m, &held[..cut]));
+            held.drain(..cut);
+        }
+        out + &redact(m, &held)
+    }
+
+    #[test]
+    fn settled_len_holds_a_secret_prefix_and_joins_to_the_whole_redaction() {
+        let m = SecretMatcher::new(&["sk-live-1234", "xyab", "abcd", "abcdef"]).unwrap();
+        assert_eq!(m.settled_len(b"key sk-li"), 4);
+        assert_eq!(m.settled_len(b"plain text."), 11);
+        assert_eq!(m.settled_len(b"..xyab"), 2); // "ab" may become "abcd"
+        for text in ["a sk-live-1234 b", "..xyabcd..", "..abcdef..", "..abcdeX.."] {
+            for cut in 1..text.len() {
+                let whole = redact(&m, text);
+                assert_eq!(
+                    streamed(&m, &[&text[..cut], &text[cut..]]),
+                    whole,
+                    "{text} {cut}"
+                );
+            }
+        }
+        let empty = SecretMatcher::new::<&str>(&[]).unwrap();
+        assert_eq!(empty.settled_len(b"sk-li"), 5);
     }
 
     #[test]

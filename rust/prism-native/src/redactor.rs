@@ -234,6 +234,23 @@ impl Redactor {
         })
     }
 
+    /// How many leading characters of `text` (a stream's unsent tail) can be
+    /// redacted and sent now: later text can no longer change them.
+    fn settled_length(&self, text: &Bound<'_, PyString>) -> PyResult<usize> {
+        let owned;
+        let bytes = match text.to_str() {
+            Ok(t) => t.as_bytes(),
+            Err(_) => {
+                owned = surrogate_bytes(text)?;
+                owned.as_bytes()
+            }
+        };
+        let cut = self.matcher.settled_len(bytes);
+        // Bytes to code points: a surrogate written with surrogatepass is
+        // three bytes too, so counting lead bytes works for both spellings.
+        Ok(bytes[..cut].iter().filter(|&&b| b & 0xC0 != 0x80).count())
+    }
+
     /// Returns `text` itself when it holds no secret.
     fn redact_text<'py>(&self, text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
         Ok(self.redact_str(text)?.unwrap_or_else(|| text.clone()))
