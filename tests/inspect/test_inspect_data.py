@@ -13,10 +13,19 @@ import anyio
 import pytest
 from benches.attention.scenario import VariantResult, score
 from tests.inspect.conftest import DemoFile
+from tests.inspect.demo_sessions import build_calibrated_session
 from tests.pg_server import PgServer
 
-from prism.inspect import InspectError, SessionView, find_runs, open_source, replay_run
-from prism.stores import create_sqlite_session_store
+from prism.inspect import (
+    InspectError,
+    SessionView,
+    find_runs,
+    open_source,
+    render_report,
+    replay_run,
+)
+from prism.security import NOOP_REDACTOR
+from prism.stores import create_jsonl_session_store, create_sqlite_session_store
 
 pytestmark = pytest.mark.anyio
 
@@ -244,3 +253,18 @@ async def test_a_postgres_store_reads_the_same(demo: DemoFile, pg_server: PgServ
     finally:
         await source.aclose()
     assert view.costs.totals() == (await view_of(demo.path, "plain")).costs.totals()
+
+
+async def test_the_token_calibration_of_a_branch_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "calibrated.jsonl"
+    await build_calibrated_session(create_jsonl_session_store(path))
+    view = await view_of(path, "calibrated")
+    damaged, row = view.cost_report()["calibration"]
+    assert "version 7 is not 1" in damaged["problem"] and damaged["entryId"]
+    assert row["model"] == "mock/billed" and row["turns"] >= 2
+    assert set(row["ratios"]) == {"prose", "code", "tool"} and 1.8 < row["scale"] < 2.2
+    assert row["reportedTokens"] > 0 and abs(row["lastError"]) < 0.05
+    assert row["calibratedTokens"] and row["estimatedTokens"] < row["reportedTokens"]
+    source = await open_source(str(path))
+    page = await render_report(source, "calibrated", redactor=NOOP_REDACTOR)
+    assert '"calibration":[' in page and '"model":"mock/billed"' in page
