@@ -1,5 +1,5 @@
 """The token calibration persists with the session: a second process that
-opens the session starts calibrated (no file), a record is written only when
+opens the session starts calibrated (no file; SQLite, PostgreSQL), a record is written only when
 the fit moved, a durable run carries it in its checkpoints, a fork inherits
 the record at its fork point, a replayed turn is learned once, attach() with
 the agent option is refused, and a damaged record is reported while the run
@@ -24,6 +24,7 @@ from prism.errors import ConfigError
 from prism.providers import create_mock_provider, provider_done, provider_text_delta, provider_usage
 from prism.runtime import create_agent
 from prism.stores.memory import MemorySessionStore
+from prism.stores.postgres import create_postgres_session_store
 from prism.stores.sqlite import SqliteSessionStore
 
 CHILD = Path(__file__).with_name("calibration_child.py")
@@ -213,3 +214,19 @@ async def test_a_damaged_record_is_reported_and_the_run_goes_on() -> None:
     warnings.clear()
     await reader.run(PROSE)
     assert warnings == []
+
+
+@pytest.mark.anyio
+async def test_a_postgres_session_is_reopened_calibrated(pg_dsn: str) -> None:
+    async with create_postgres_session_store(pg_dsn) as store:
+        session = _agent(store).create_session("s")
+        for _ in range(3):
+            await session.run(PROSE)
+    async with create_postgres_session_store(pg_dsn) as store:
+        reopened = _agent(store).create_session("s")
+        events = _events(reopened, "tokens_calibrated")
+        await reopened.run(PROSE)
+    first = events[0]
+    assert (
+        abs(first["calibratedTokens"] - first["reportedTokens"]) <= 0.05 * first["reportedTokens"]
+    )
