@@ -8,6 +8,7 @@ import hashlib
 import socket
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -16,10 +17,12 @@ from tests.inspect.conftest import DemoFile
 from tests.inspect.demo_sessions import build_calibrated_session
 from tests.pg_server import PgServer
 
+from prism.attention import CALIBRATION_ENTRY
 from prism.inspect import (
     InspectError,
     SessionView,
     find_runs,
+    fold_timeline,
     open_source,
     render_report,
     replay_run,
@@ -268,3 +271,26 @@ async def test_the_token_calibration_of_a_branch_is_reported(tmp_path: Path) -> 
     source = await open_source(str(path))
     page = await render_report(source, "calibrated", redactor=NOOP_REDACTOR)
     assert '"calibration":[' in page and '"model":"mock/billed"' in page
+
+
+def test_a_calibration_record_does_not_shorten_its_turn_in_the_timeline() -> None:
+    def entry(n: int, second: int, **fields: Any) -> dict[str, Any]:
+        return {
+            "id": f"e{n}",
+            "sessionId": "s",
+            "parentId": f"e{n - 1}" if n else None,
+            "createdAt": f"2026-01-01T00:00:{second:02d}.000Z",
+            **fields,
+        }
+
+    def said(role: str) -> dict[str, Any]:
+        return {"role": role, "content": [{"type": "text", "text": role}]}
+
+    branch = [
+        entry(0, 0, kind="message", message=said("user")),
+        # Written in the same batch as the answer, three seconds later.
+        entry(1, 3, kind="custom", customType=CALIBRATION_ENTRY, data={"version": 1}),
+        entry(2, 3, kind="message", message=said("assistant")),
+    ]
+    (turn,) = [step for step in fold_timeline(branch) if step.kind == "turn"]
+    assert turn.duration_ms == 3000
