@@ -301,6 +301,7 @@ AgentEventType = Literal[
     "compaction_finished",
     "attention_compiled",
     "tokens_calibrated",
+    "calibration_warning",
     "model_changed",
     "extension_error",
     "checkpoint_warning",
@@ -419,7 +420,19 @@ class TokensCalibratedEvent(_AgentEventBase):
     """Billed per estimated tokens for this turn's mix: what the next budget
     decisions multiply their estimates by."""
     estimatedTokens: int
+    """The plain (chars/4) estimate of the request."""
+    calibratedTokens: int
+    """The calibrated estimate of the request before this turn was learned."""
     reportedTokens: int
+
+
+class CalibrationWarningEvent(_AgentEventBase):
+    """The session's token-calibration record could not be read; the run
+    goes on without it (docs/attention.md). Never carries the record."""
+
+    type: Literal["calibration_warning"]
+    entryId: str
+    message: str
 
 
 class ModelChangedEvent(_AgentEventBase):
@@ -585,6 +598,7 @@ AgentEvent: TypeAlias = (
     | CompactionFinishedEvent
     | AttentionCompiledEvent
     | TokensCalibratedEvent
+    | CalibrationWarningEvent
     | ModelChangedEvent
     | ExtensionErrorEvent
     | CheckpointWarningEvent

@@ -31,3 +31,11 @@ def test_attention_policy_demo_runs() -> None:
     busts = {name: int(line.rsplit(" ", 1)[1]) for name, line in lines.items()}
     assert busts["default"] == 1 and busts["reference"] > busts["default"]
     assert "summarizer called 6 times for 6 tool calls" in out
+
+
+def test_calibration_session_example_resumes_calibrated() -> None:
+    out = run_example("calibration_session.py").stdout.splitlines()
+    assert out[0] == "first process, first estimate off by -50%"
+    off = int(out[1].rsplit(" ", 1)[1].rstrip("%"))
+    assert out[1].startswith("after the restart, first estimate off by") and abs(off) <= 5
+    assert out[2].startswith("mock/demo: prose ratio 2.0")

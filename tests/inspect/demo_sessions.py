@@ -7,11 +7,13 @@ import base64
 from typing import Any
 
 from prism import create_mock_provider, define_tool
+from prism.attention import CALIBRATION_ENTRY, TokenCalibration, split_request_tokens
 from prism.providers import (
     provider_done,
     provider_text_delta,
     provider_thinking_delta,
     provider_tool_call,
+    provider_usage,
 )
 from prism.runtime import create_agent
 from prism.stores import SessionStore
@@ -134,3 +136,27 @@ async def build_plain_session(
     for n in range(4, 6):
         await session.run(f"Question {n}: " + "context " * (10 * n))
     return [dict(r) for r in provider.requests]
+
+
+async def build_calibrated_session(store: SessionStore, session_id: str = "calibrated") -> None:
+    """Four runs of an agent with ``token_calibration=`` whose provider bills
+    twice Prism's plain estimate, and one damaged calibration record."""
+
+    def bill(request: dict[str, Any]) -> list[Any]:
+        reported = round(split_request_tokens(request).total * 2.0)
+        return [
+            provider_text_delta("noted"),
+            provider_usage(input_tokens=reported, output_tokens=3),
+            provider_done(),
+        ]
+
+    agent = create_agent(
+        model={"provider": "mock", "model": "billed"},
+        provider=create_mock_provider(bill),
+        store=store,
+        token_calibration=TokenCalibration(),
+    )
+    session = agent.create_session(session_id)
+    await session.append_custom(CALIBRATION_ENTRY, {"version": 7})
+    for n in range(4):
+        await session.run(f"Note {n}: " + "plain words of prose " * 40)

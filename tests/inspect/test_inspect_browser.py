@@ -16,8 +16,11 @@ import pytest
 from selenium.webdriver.common.by import By
 from tests.inspect.browser import InspectorProcess, inspector, now_ms, screenshot, wait_for
 from tests.inspect.conftest import DemoFile
+from tests.inspect.demo_sessions import build_calibrated_session
 
 from prism._bench.attention.scenario import VariantResult, score
+from prism.inspect import export_html, open_source
+from prism.security import NOOP_REDACTOR
 from prism.stores import create_jsonl_session_store
 
 
@@ -281,3 +284,25 @@ def test_a_large_session_pages_instead_of_loading_everything(driver: Any, tmp_pa
         )
         tab(driver, "tree", "#tree li.node")
         assert len(driver.find_elements(By.CSS_SELECTOR, "#tree li.node")) == 2
+
+
+def test_the_costs_tab_shows_the_token_calibration(driver: Any, tmp_path: Path) -> None:
+    path = tmp_path / "calibrated.jsonl"
+    anyio.run(build_calibrated_session, create_jsonl_session_store(path))
+    report = tmp_path / "calibrated.html"
+
+    async def export() -> None:
+        source = await open_source(str(path))
+        await export_html(source, "calibrated", str(report), redactor=NOOP_REDACTOR)
+
+    anyio.run(export)
+    open_page(driver, report.as_uri())
+    tab(driver, "costs", "#cost-calibration table")
+    row = driver.find_element(By.CSS_SELECTOR, '#cost-calibration tr[data-model="mock/billed"]')
+    cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+    assert cells[0] == "mock/billed" and int(cells[1]) >= 2  # samples seen
+    assert 1.8 < float(cells[2]) < 2.2 and 1.8 < float(cells[5]) < 2.2  # prose ratio, scale
+    assert " / " in cells[6] and cells[7].endswith("%") and abs(float(cells[7][:-2])) < 5
+    damaged = driver.find_element(By.CSS_SELECTOR, "#cost-calibration tr.damaged").text
+    assert "damaged record" in damaged and "version 7 is not 1" in damaged
+    screenshot(driver, "calibration")

@@ -8,15 +8,27 @@ import hashlib
 import socket
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from tests.inspect.conftest import DemoFile
+from tests.inspect.demo_sessions import build_calibrated_session
 from tests.pg_server import PgServer
 
 from prism._bench.attention.scenario import VariantResult, score
-from prism.inspect import InspectError, SessionView, find_runs, open_source, replay_run
-from prism.stores import create_sqlite_session_store
+from prism.attention import CALIBRATION_ENTRY
+from prism.inspect import (
+    InspectError,
+    SessionView,
+    find_runs,
+    fold_timeline,
+    open_source,
+    render_report,
+    replay_run,
+)
+from prism.security import NOOP_REDACTOR
+from prism.stores import create_jsonl_session_store, create_sqlite_session_store
 
 pytestmark = pytest.mark.anyio
 
@@ -244,3 +256,41 @@ async def test_a_postgres_store_reads_the_same(demo: DemoFile, pg_server: PgServ
     finally:
         await source.aclose()
     assert view.costs.totals() == (await view_of(demo.path, "plain")).costs.totals()
+
+
+async def test_the_token_calibration_of_a_branch_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "calibrated.jsonl"
+    await build_calibrated_session(create_jsonl_session_store(path))
+    view = await view_of(path, "calibrated")
+    damaged, row = view.cost_report()["calibration"]
+    assert "version 7 is not 1" in damaged["problem"] and damaged["entryId"]
+    assert row["model"] == "mock/billed" and row["turns"] >= 2
+    assert set(row["ratios"]) == {"prose", "code", "tool"} and 1.8 < row["scale"] < 2.2
+    assert row["reportedTokens"] > 0 and abs(row["lastError"]) < 0.05
+    assert row["calibratedTokens"] and row["estimatedTokens"] < row["reportedTokens"]
+    source = await open_source(str(path))
+    page = await render_report(source, "calibrated", redactor=NOOP_REDACTOR)
+    assert '"calibration":[' in page and '"model":"mock/billed"' in page
+
+
+def test_a_calibration_record_does_not_shorten_its_turn_in_the_timeline() -> None:
+    def entry(n: int, second: int, **fields: Any) -> dict[str, Any]:
+        return {
+            "id": f"e{n}",
+            "sessionId": "s",
+            "parentId": f"e{n - 1}" if n else None,
+            "createdAt": f"2026-01-01T00:00:{second:02d}.000Z",
+            **fields,
+        }
+
+    def said(role: str) -> dict[str, Any]:
+        return {"role": role, "content": [{"type": "text", "text": role}]}
+
+    branch = [
+        entry(0, 0, kind="message", message=said("user")),
+        # Written in the same batch as the answer, three seconds later.
+        entry(1, 3, kind="custom", customType=CALIBRATION_ENTRY, data={"version": 1}),
+        entry(2, 3, kind="message", message=said("assistant")),
+    ]
+    (turn,) = [step for step in fold_timeline(branch) if step.kind == "turn"]
+    assert turn.duration_ms == 3000

@@ -337,10 +337,15 @@ class TokenCalibration:
         by billed-per-estimated tokens, so it trips where the provider's count
         is at the trigger). Register :meth:`provider_request_middleware` on the
         agent's middleware as well. Returns the unsubscribe function."""
-        restored = TokenCalibration.from_entries(await session.branch_entries())
-        for name, fit in restored._models.items():
-            if name not in self._models:
-                self._models[name] = fit
+        agent = getattr(session, "agent", None)
+        config = getattr(agent, "config", None)
+        if getattr(config, "token_calibration", None) is not None:
+            raise ConfigError(
+                f"session {getattr(session, 'id', '?')!r}: its agent already calibrates with "
+                "token_calibration=, which learns every turn and restores from the session; "
+                "attach() as well would learn each turn twice. Use one of the two."
+            )
+        self.adopt_unseen(TokenCalibration.from_entries(await session.branch_entries()))
 
         def listener(event: Mapping[str, Any]) -> None:
             learned = self._learn(event)
@@ -354,6 +359,17 @@ class TokenCalibration:
         return session.subscribe(listener)  # type: ignore[no-any-return]
 
     # -- persistence -----------------------------------------------------------
+
+    def adopt_unseen(self, other: TokenCalibration) -> list[str]:
+        """Take the fits of ``other``'s models this calibration has not seen
+        (what it learned itself is newer); returns their names."""
+        taken = [name for name in other._models if name not in self._models]
+        for name in taken:
+            self._models[name] = other._models[name]
+            self._scales.pop(name, None)
+        while len(self._models) > self._max_models:
+            self._models.popitem(last=False)
+        return taken
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -22,6 +22,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from prism.attention.calibration import CALIBRATION_ENTRY
+
 __all__ = ["STEP_KINDS", "Step", "describe_step", "fold_timeline", "parse_time"]
 
 # Entries as read back from a store, possibly written by another tool.
@@ -150,7 +152,9 @@ class _Folder:
                 self.add("compaction", position, self.previous, at)
             elif kind == "model_change":
                 self.add("model", position, None, None)
-            if at is not None:
+            # A calibration record is written in its turn's batch, ahead of
+            # the answer: the turn still started at the entry before it.
+            if at is not None and entry.get("customType") != CALIBRATION_ENTRY:
                 self.previous = at
         return self.steps
 

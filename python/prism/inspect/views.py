@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from functools import cached_property
 from typing import Any, cast
 
+from prism.attention.calibration_entry import calibration_rows
 from prism.branching import branch_entries, labels
 from prism.contracts import SessionEntry
 from prism.inspect.costs import BranchCosts, branch_costs
@@ -203,7 +204,16 @@ class SessionView:
         return {
             "totals": self.costs.totals(),
             "turns": [t.to_json() for t in self.costs.turns],
+            "calibration": self.calibration,
         }
+
+    @cached_property
+    def calibration(self) -> list[dict[str, Any]]:
+        """The token calibration per model, as the branch's newest record
+        says (docs/attention.md): ratios by kind, samples seen, scale, the
+        last turn's error; a damaged record is a row with ``problem``."""
+        with without_gc():
+            return calibration_rows(self.branch)
 
     def memory(self) -> dict[str, Any]:
         """Observations and reflections with the entries they cite; a cited

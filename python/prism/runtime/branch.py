@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from prism.attention.calibration_entry import record_of_entry
 from prism.branching import rebuild_session_context
 from prism.contracts import Message, ModelConfig, SessionEntry
 
@@ -18,6 +19,7 @@ _CHECKPOINT = "prism.checkpoint"  # prism.runtime.durable.CHECKPOINT_CUSTOM_TYPE
 class BranchCache:
     __slots__ = (
         "entries",
+        "last_calibration",
         "last_checkpoint",
         "leaf_id",
         "message_entry_ids",
@@ -42,9 +44,17 @@ class BranchCache:
         # The newest durable-run checkpoint on the branch: a new run checks
         # in O(1) whether an unfinished durable run must be closed first.
         self.last_checkpoint: SessionEntry | None = None
+        # The newest token-calibration record on the branch (an agent with
+        # token_calibration= restores from it when a run begins).
+        self.last_calibration: SessionEntry | None = None
         for entry in reversed(self.entries):
-            if entry["kind"] == "custom" and entry.get("customType") == _CHECKPOINT:
+            if entry["kind"] != "custom":
+                continue
+            if self.last_checkpoint is None and entry.get("customType") == _CHECKPOINT:
                 self.last_checkpoint = entry
+            if self.last_calibration is None and record_of_entry(entry) is not None:
+                self.last_calibration = entry
+            if self.last_checkpoint is not None and self.last_calibration is not None:
                 break
 
     def extend(self, new_entries: Sequence[SessionEntry]) -> None:
@@ -61,8 +71,11 @@ class BranchCache:
                 self.model = entry["model"]
             elif entry["kind"] == "compaction":
                 rebuild = True
-            elif entry["kind"] == "custom" and entry.get("customType") == _CHECKPOINT:
-                self.last_checkpoint = entry
+            elif entry["kind"] == "custom":
+                if entry.get("customType") == _CHECKPOINT:
+                    self.last_checkpoint = entry
+                if record_of_entry(entry) is not None:
+                    self.last_calibration = entry
             self.leaf_id = entry["id"]
         if rebuild:
             # The branch itself is a valid entry list: each parent precedes its child.

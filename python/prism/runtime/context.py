@@ -114,12 +114,18 @@ class RunClaim:
 
 
 class AttentionState:
-    """The session's attention frontier, shared by its runs and turns."""
+    """The session's attention frontier, shared by its runs and turns, and
+    what its token-calibration record last said (prism.runtime.calibrate)."""
 
-    __slots__ = ("frontier",)
+    __slots__ = ("calibration_marks", "calibration_seen", "frontier")
 
     def __init__(self) -> None:
         self.frontier: Any = None
+        # The id of the newest calibration record this session restored or
+        # wrote, and per model the ratios, turn count and last turn's error
+        # that record holds.
+        self.calibration_seen: str | None = None
+        self.calibration_marks: dict[str, tuple[dict[str, float], int, float | None]] = {}
 
 
 AppendBatch = Callable[[list[SessionEntry]], Awaitable[list[SessionEntry]]]
@@ -232,6 +238,9 @@ class RunProgress:
     # Approval requests the run paused on (prism.runtime.approvals); the run
     # ends paused, without its "end" checkpoint, while any is listed.
     pending_approvals: list[dict[str, Any]] = field(default_factory=list)
+    # A token-calibration record learned this turn, written with the turn's
+    # batch (prism.runtime.calibrate).
+    calibration: dict[str, Any] | None = None
 
 
 @dataclass(slots=True, kw_only=True)

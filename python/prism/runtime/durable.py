@@ -17,7 +17,8 @@ as an ordinary ``custom`` session entry::
         "followUps": [Message, ...],
         "sessionState": {"attentionSticky": {...}, "model": ModelConfig},
         "engine": "dbos",               # a replaying engine's run only
-        "state": {"coding": {...}}      # create_agent(checkpoint_state=[...]) only
+        "state": {"coding": {...}},     # create_agent(checkpoint_state=[...]) only
+        "tokenCalibration": {...}       # token_calibration=, a turn whose fit moved
     }}
 
 The checkpoint rides in the same ``append_many`` batch as the entries of

@@ -20,9 +20,11 @@ from typing import Any, TypeVar
 import anyio
 
 from prism.assembly.groups import tool_result_message
+from prism.attention.calibration_entry import CHECKPOINT_FIELD
 from prism.contracts import Message, SessionEntry, ToolCall, ToolResult
 from prism.errors import error_info
 from prism.runtime.approvals import approval_request, is_approval_request
+from prism.runtime.calibrate import calibration_stored
 from prism.runtime.checkpoint_state import carried_state
 from prism.runtime.context import Run, RunJournal, RunPort, RunProgress, RunSettings
 from prism.runtime.durable import (
@@ -180,6 +182,12 @@ class DurableSteps(Steps):
             data["engine"] = self.engine
         if self.settings.persist_state:
             data["sessionState"] = self._session_state()
+        if progress.calibration is not None:
+            # The turn's calibration record rides in its checkpoint, so a
+            # replay's chain of entries never depends on what it learned.
+            data[CHECKPOINT_FIELD] = progress.calibration
+            calibration_stored(self.port.attention_state, entry_id, progress.calibration)
+            progress.calibration = None
         holders = self.settings.config.checkpoint_state
         if holders:
             carried = carried_state(holders, self.port.session_id)

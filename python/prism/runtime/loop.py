@@ -29,7 +29,7 @@ from prism.retry import (
     with_refusal,
 )
 from prism.runtime.autocompact import maybe_auto_compact
-from prism.runtime.calibrate import learn_from_turn
+from prism.runtime.calibrate import learn_from_turn, restore_calibration
 from prism.runtime.context import Run, RunPort, RunProgress, RunSettings
 from prism.runtime.result import RunResult
 from prism.runtime.steps import Steps, error_result
@@ -57,6 +57,8 @@ async def execute_run(
     With ``settle`` (a resume) it continues an unfinished run from the stage
     ``settle`` returns instead of appending ``input_messages``."""
     settings, progress, port, steps = run.settings, run.progress, run.port, run.steps
+    if settings.config.token_calibration is not None:
+        restore_calibration(settings, port)
     if settle is None:
         # Steering queued in the first instant of the run (before this point)
         # rides with the input, so it reaches the first provider turn.
@@ -160,13 +162,18 @@ async def _provider_turn(
         message_id = port.new_entry_id()
 
         async def turn(message_id: str = message_id) -> TurnOutcome:
-            return await stream_turn(settings, port, request, message_id)
+            outcome = await stream_turn(settings, port, request, message_id)
+            if outcome.error is None and settings.config.token_calibration is not None:
+                # Inside the recorded step: a replay from the record learns nothing.
+                record = learn_from_turn(settings, port, request, outcome.usage, message_id)
+                if record is not None:
+                    progress.calibration = record
+            return outcome
 
         outcome = await steps.recorded(
             "prism.provider_turn", turn, TurnOutcome.to_record, TurnOutcome.from_record
         )
         if outcome.error is None:
-            learn_from_turn(settings, port, request, outcome.usage)
             return outcome
         info: ErrorInfo = redact_error_info(outcome.error, settings.config.redactor)
         if policy is None or options is None or outcome.output_started:

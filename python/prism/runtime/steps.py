@@ -24,6 +24,7 @@ from typing import Any, TypeVar, cast
 
 from prism.assembly.groups import tool_result_message
 from prism.contracts import Message, SessionEntry, ToolCall, ToolResult
+from prism.runtime.calibrate import calibration_entries, calibration_stored
 from prism.runtime.context import Run, RunPort, RunProgress, RunSettings
 from prism.runtime.turn import attention_checkpoint, attention_checkpoint_stored
 from prism.tools.content import elide_image_data
@@ -125,8 +126,18 @@ class Steps:
         frontier: list[SessionEntry] = []
         if not self.carries_session_state:
             frontier = attention_checkpoint(self.settings, port)
-        stored = await self.append([*frontier, *entries, *self.boundary_entries(boundary, entries)])
+        # A plain run's calibration record rides here too; a durable run's
+        # rides in its checkpoint (boundary_entries).
+        calibration = [] if self.durable else calibration_entries(port, self.progress.calibration)
+        stored = await self.append(
+            [*frontier, *calibration, *entries, *self.boundary_entries(boundary, entries)]
+        )
         attention_checkpoint_stored(port, frontier)
+        if calibration:
+            record = self.progress.calibration
+            assert record is not None
+            calibration_stored(port.attention_state, calibration[0]["id"], record)
+            self.progress.calibration = None
         kept = [entry["message"] for entry in stored if entry["kind"] == "message"]
         self.progress.messages.extend(kept)
         return kept

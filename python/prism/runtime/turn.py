@@ -27,6 +27,7 @@ from prism.contracts import (
     Usage,
 )
 from prism.providers.base import error_info_from_exception
+from prism.runtime.calibrate import token_scale
 from prism.runtime.context import Emit, RunPort, RunSettings
 from prism.runtime.options import parse_arguments
 from prism.security.limits import tool_arguments_problem
@@ -115,6 +116,10 @@ def attention_options(settings: RunSettings, port: RunPort) -> dict[str, Any]:
         if restored is None:
             restored = create_attention_sticky_frontier()
         port.frontier = restored
+    calibration = settings.config.token_calibration
+    if calibration is not None:
+        # Calibrated from the first request of a session resumed elsewhere.
+        port.frontier.token_scale = token_scale(settings, settings.model_on(port.branch))
 
     def on_report(report: Any) -> None:
         fields = report.to_event()

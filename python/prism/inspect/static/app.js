@@ -250,8 +250,19 @@ async function jumpTo(entryId) {
 }
 
 // --- costs ------------------------------------------------------------------
+function pct(v) { return v === null || v === undefined ? "–" : `${(v * 100).toFixed(1)} %`; }
+
+function calibrationTable(rows) {
+  if (!rows || !rows.length) return '<p class="note">No token calibration recorded on this branch.</p>';
+  const head = "<tr><th>model</th><th>samples</th><th>prose</th><th>code</th><th>tool</th><th>scale</th><th>last est. / billed</th><th>last error</th></tr>";
+  return "<h3>Token calibration</h3><table>" + head + rows.map((r) => r.problem
+    ? `<tr class="damaged"><td colspan="8">damaged record <code>${esc(r.entryId)}</code>: ${esc(r.problem)}</td></tr>`
+    : `<tr data-model="${esc(r.model)}"><td><code>${esc(r.model)}</code></td><td>${fmt(r.turns)}</td><td>${r.ratios.prose}</td><td>${r.ratios.code}</td><td>${r.ratios.tool}</td><td>${r.scale}</td><td>${fmt(r.calibratedTokens)} / ${fmt(r.reportedTokens)}</td><td class="error">${pct(r.lastError)}</td></tr>`).join("") + "</table>";
+}
+
 async function loadCosts() {
-  const { totals, turns } = await api("/api/costs", params());
+  const { totals, turns, calibration } = await api("/api/costs", params());
+  $("cost-calibration").innerHTML = calibrationTable(calibration);
   const rows = [["requests", "total-requests", totals.requests], ["input tokens (estimated)", "total-input", totals.totalInputTokens],
     ["peak input tokens", "total-peak", totals.peakInputTokens], ["cache reads", "total-read", totals.cacheReadTokens],
     ["cache writes", "total-write", totals.cacheWriteTokens], ["cache-aware cost", "total-cost", totals.cacheAwareCost],
