@@ -12,6 +12,11 @@ LOCK := requirements-dev.lock
 RUST_SOURCES := $(shell find rust -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 PY_TREES := python tests benches examples scripts tools
 PYTEST_ARGS ?=
+# pytest-xdist workers for `make test-python`: PYTEST_WORKERS=2 runs each
+# test file (or xdist_group, see tests/conftest.py) whole on one of two
+# workers. 0, the default, runs serially; docs/performance.md ("CI time")
+# says what is still owed before 2 becomes the default.
+PYTEST_WORKERS ?= 0
 
 .PHONY: help install demo test test-rust test-python lint format cov lock exports bench docs dist check-dist clean
 .DEFAULT_GOAL := help
@@ -52,8 +57,8 @@ demo: install ## Run the demo agent (mock provider)
 test-rust: ## cargo test the whole Rust workspace
 	cargo test --workspace --release --quiet
 
-test-python: install ## pytest (PYTEST_ARGS="tests/security -x" narrows it)
-	$(PY) -m pytest $(PYTEST_ARGS)
+test-python: install ## pytest (PYTEST_ARGS="tests/security -x" narrows it, PYTEST_WORKERS=2 splits it)
+	$(PY) -m pytest $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup) $(PYTEST_ARGS)
 
 # Line and branch coverage of python/prism; the HTML report lands in htmlcov/.
 cov: install ## pytest under coverage: a terminal report and htmlcov/

@@ -6,6 +6,30 @@ import pytest
 from tests.docker_engine import DockerEngineError, DockerEngineServer
 from tests.pg_server import PgServer, PgServerError
 
+# `make test PYTEST_WORKERS=2` runs pytest-xdist with `--dist loadgroup`.
+# Each test file is then one unit of work (its module fixtures, such as a
+# PostgreSQL server, start once, on one worker); these prefixes share one
+# unit instead, because their session fixtures are costly to start twice:
+# the private dockerd (with its sandbox image imported) and the chaos
+# suite's fakellm/llmock servers.
+_SHARED_WORKER = {
+    "tests/sandbox/": "docker-engine",
+    "tests/examples/test_examples_sandbox.py": "docker-engine",
+    "tests/chaos/": "chaos-servers",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        path = item.nodeid.split("::", 1)[0]
+        group = next((g for p, g in _SHARED_WORKER.items() if path.startswith(p)), path)
+        item.add_marker(pytest.mark.xdist_group(group))
+
 
 @pytest.fixture
 def anyio_backend() -> str:

@@ -3,6 +3,7 @@ itself at one chosen step boundary (deterministic: a hook at that exact
 point, no timers).
 
     crash_child.py STORE PATH COUNTS KILL [FRONTIER_OUT]
+    crash_child.py --serve
 
 STORE is ``jsonl`` or ``sqlite``. KILL is ``none`` or KIND:N with KIND one
 of ``write`` (right after the Nth store write: every step boundary),
@@ -10,7 +11,8 @@ of ``write`` (right after the Nth store write: every step boundary),
 kill), ``tool`` (inside the Nth tool execution, after it counted itself)
 or ``provider`` (at the start of the Nth provider request, before any
 output). Before dying the child writes its attention frontier to
-FRONTIER_OUT.
+FRONTIER_OUT. With ``--serve`` it is the matrix's forking server
+(zygote.py): each request's arguments are one run's, in a forked child.
 """
 
 from __future__ import annotations
@@ -26,15 +28,16 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import anyio
 from durable_scenario import SESSION, make_agent, script
+from zygote import serve_forks
 
 from prism.providers import create_mock_provider
 from prism.stores.jsonl import JsonlSessionStore
 from prism.stores.sqlite import SqliteSessionStore
 
 
-def main() -> None:
-    kind, path, counts, kill = sys.argv[1:5]
-    frontier_out = Path(sys.argv[5]) if len(sys.argv) > 5 else None
+def main(argv: list[str]) -> None:
+    kind, path, counts, kill = argv[:4]
+    frontier_out = Path(argv[4]) if len(argv) > 4 else None
     what, _, number = kill.partition(":")
     target = int(number) if number else 0
     seen = {"write": 0, "tool": 0, "provider": 0}
@@ -87,4 +90,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--serve"]:
+        serve_forks(main)
+    else:
+        main(sys.argv[1:])

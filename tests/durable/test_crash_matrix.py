@@ -18,6 +18,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -130,30 +131,68 @@ CASES = [
 ]
 
 
+class Zygote:
+    """``crash_child.py --serve`` (zygote.py): each case's child is forked
+    from one process that has imported Prism and the scenario already, not
+    a fresh interpreter importing them again (most of a child's CPU time)."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(CHILD), "--serve"],
+            env={**os.environ, "PYTHONPATH": PYTHON_DIR},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def run(self, out: Path, *args: str) -> tuple[int, str]:
+        """(returncode, stdout and stderr) of ``crash_child.py ARGS``."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps({"args": list(args), "out": str(out)}) + "\n")
+        self.process.stdin.flush()
+        answer = self.process.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"the zygote died (exit {self.process.wait()})")
+        output = out.read_text(errors="replace") if out.exists() else ""
+        return int(json.loads(answer)["returncode"]), output
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def zygote() -> Iterator[Zygote]:
+    server = Zygote()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
 @pytest.mark.parametrize(("kind", "what", "n"), CASES, ids=[f"{k}-{w}{n}" for k, w, n in CASES])
 def test_killed_run_resumes_to_the_uninterrupted_result(
-    kind: str, what: str, n: int, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+    kind: str,
+    what: str,
+    n: int,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    zygote: Zygote,
 ) -> None:
     base = baseline(kind, tmp_path_factory.getbasetemp())
     path = tmp_path / f"session.{kind}"
     counts = tmp_path / "counts"
     frontier_at_crash = tmp_path / "frontier.json"
-    child = subprocess.run(
-        [
-            sys.executable,
-            str(CHILD),
-            kind,
-            str(path),
-            str(counts),
-            f"{what}:{n}",
-            str(frontier_at_crash),
-        ],
-        env={**os.environ, "PYTHONPATH": PYTHON_DIR},
-        capture_output=True,
-        timeout=120,
-        check=False,
+    returncode, output = zygote.run(
+        tmp_path / "child.out",
+        kind,
+        str(path),
+        str(counts),
+        f"{what}:{n}",
+        str(frontier_at_crash),
     )
-    assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
+    assert returncode == -signal.SIGKILL, output[-2000:]
 
     session = make_agent(STORES[kind](str(path)), counts).create_session(SESSION)
     restored: list[Any] = []

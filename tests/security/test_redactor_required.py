@@ -48,7 +48,16 @@ def calls(root: Path) -> dict[str, Callable[[Any], Any]]:
 
 @pytest.mark.parametrize("bad", BAD, ids=["none", "list", "str"])
 @pytest.mark.parametrize("name", sorted(calls(Path("/")).keys()))
-def test_refuses_anything_but_a_redactor(tmp_path: Path, name: str, bad: object) -> None:
+def test_refuses_anything_but_a_redactor(
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    bad: object,
+) -> None:
+    # A temp dir of this test's own: sandbox tests on another pytest-xdist
+    # worker create and remove views in the shared one while this one runs.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("tempdir")))
     views_before = set(Path(tempfile.gettempdir()).glob("prism-sandbox-view-*"))
     call = calls(tmp_path)[name]
 
