@@ -176,7 +176,9 @@ class InspectorApp:
                         break
                 for entry in entries[start:]:
                     yield "entry", self.redactor.redact_value(dict(entry))
-                known = last
+                # What was sent, not `last`: a writer may have appended
+                # between the two reads, and those entries went out above.
+                known = entries[-1]["id"] if entries else last
                 idle = 0.0
             elif idle >= KEEPALIVE_SECONDS:
                 yield None
