@@ -14,9 +14,9 @@ PY_TREES := python tests benches examples scripts tools
 PYTEST_ARGS ?=
 # pytest-xdist workers for `make test-python`: PYTEST_WORKERS=2 runs each
 # test file (or xdist_group, see tests/conftest.py) whole on one of two
-# workers. 0, the default, runs serially; docs/performance.md ("CI time")
-# says what is still owed before 2 becomes the default.
-PYTEST_WORKERS ?= 0
+# workers (the default: CI has two cores); 0 runs serially.
+# docs/performance.md ("CI time") has the whole-suite runs behind it.
+PYTEST_WORKERS ?= 2
 
 .PHONY: help install demo test test-rust test-python lint format cov lock exports bench docs dist check-dist clean
 .DEFAULT_GOAL := help
