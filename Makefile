@@ -57,7 +57,7 @@ demo: install ## Run the demo agent (mock provider)
 test-rust: ## cargo test the whole Rust workspace
 	cargo test --workspace --release --quiet
 
-test-python: install ## pytest (PYTEST_ARGS="tests/security -x" narrows it, PYTEST_WORKERS=2 splits it)
+test-python: install ## pytest (PYTEST_ARGS="tests/security -x" narrows it, PYTEST_WORKERS=0 runs it serially)
 	$(PY) -m pytest $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup) $(PYTEST_ARGS)
 
 # Line and branch coverage of python/prism; the HTML report lands in htmlcov/.
