@@ -14,9 +14,7 @@ the end equals the uninterrupted run's.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ from typing import Any
 import anyio
 import pytest
 from durable_scenario import SESSION, comparable, executions, make_agent
+from zygote import ZygoteClient
 
 import prism
 from prism.assembly.groups import tool_result_message
@@ -131,40 +130,11 @@ CASES = [
 ]
 
 
-class Zygote:
-    """``crash_child.py --serve`` (zygote.py): each case's child is forked
-    from one process that has imported Prism and the scenario already, not
-    a fresh interpreter importing them again (most of a child's CPU time)."""
-
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(CHILD), "--serve"],
-            env={**os.environ, "PYTHONPATH": PYTHON_DIR},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-
-    def run(self, out: Path, *args: str) -> tuple[int, str]:
-        """(returncode, stdout and stderr) of ``crash_child.py ARGS``."""
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps({"args": list(args), "out": str(out)}) + "\n")
-        self.process.stdin.flush()
-        answer = self.process.stdout.readline()
-        if not answer:
-            raise RuntimeError(f"the zygote died (exit {self.process.wait()})")
-        output = out.read_text(errors="replace") if out.exists() else ""
-        return int(json.loads(answer)["returncode"]), output
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
-
-
 @pytest.fixture(scope="module")
-def zygote() -> Iterator[Zygote]:
-    server = Zygote()
+def zygote() -> Iterator[ZygoteClient]:
+    # crash_child.py --serve: each case's child is forked from one process
+    # that has imported Prism and the scenario already (most of its CPU time).
+    server = ZygoteClient([sys.executable, str(CHILD), "--serve"], PYTHON_DIR)
     try:
         yield server
     finally:
@@ -178,7 +148,7 @@ def test_killed_run_resumes_to_the_uninterrupted_result(
     n: int,
     tmp_path: Path,
     tmp_path_factory: pytest.TempPathFactory,
-    zygote: Zygote,
+    zygote: ZygoteClient,
 ) -> None:
     base = baseline(kind, tmp_path_factory.getbasetemp())
     path = tmp_path / f"session.{kind}"

@@ -20,9 +20,7 @@ crash.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
 import sys
 import threading
 from collections import Counter
@@ -43,6 +41,7 @@ from test_crash_matrix import (
     expected_messages,
     interrupted_call,
 )
+from zygote import ZygoteClient
 
 ZYGOTE = Path(__file__).parent / "dbos_zygote.py"
 
@@ -55,37 +54,6 @@ KILLS = [
     *[("provider", n) for n in range(1, TURNS + 1)],
 ]
 TORN = [("torn", n) for n in (2, 4, 9, 16)]
-
-
-class _Zygote:
-    """One pool thread's forking server (dbos_zygote.py): each case's
-    processes are forked from it instead of importing DBOS and Prism again."""
-
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, str(ZYGOTE)],
-            env={**os.environ, "PYTHONPATH": PYTHON_DIR},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-
-    def child(self, home: Path, name: str, *args: str) -> tuple[int, str]:
-        """(returncode, the child's output) of dbos_child.py ARGS."""
-        out = home / f"{name}.out"
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps({"args": list(args), "out": str(out)}) + "\n")
-        self.process.stdin.flush()
-        answer = self.process.stdout.readline()
-        if not answer:
-            raise RuntimeError(f"the zygote died (exit {self.process.wait()})")
-        output = out.read_text(errors="replace") if out.exists() else ""
-        return int(json.loads(answer)["returncode"]), output
-
-    def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
 
 
 _zygotes = threading.local()
@@ -107,10 +75,9 @@ def _crash_and_recover(home: Path, sysdb: str, store: str, what: str, n: int, fl
     frontier_at_crash = home / "frontier.json"
     out = home / "out.json"
     case = Case(None, counts, frontier_at_crash)
-    zygote: _Zygote = _zygotes.current
-    code, output = zygote.child(
-        home,
-        "crash",
+    zygote: ZygoteClient = _zygotes.current
+    code, output = zygote.run(
+        home / "crash.out",
         "run",
         sysdb,
         store,
@@ -123,8 +90,8 @@ def _crash_and_recover(home: Path, sysdb: str, store: str, what: str, n: int, fl
         case.failure = f"crash child exited {code}:\n{output[-3000:]}"
         return case
     recovering = ["worker-b", "worker-a"] if fleet else ["worker-a"]
-    code, output = zygote.child(
-        home, "recover", "recover", sysdb, store, str(counts), str(out), *recovering
+    code, output = zygote.run(
+        home / "recover.out", "recover", sysdb, store, str(counts), str(out), *recovering
     )
     if code != 0:
         case.failure = f"recovery exited {code}:\n{output[-3000:]}"
@@ -137,11 +104,11 @@ def _run_all(jobs: dict[tuple[str, int], Callable[[], Case]]) -> dict[tuple[str,
     """Every case's two processes, four cases at a time, forked from one
     zygote per pool thread (importing DBOS and Prism was most of a child's
     CPU time); each process otherwise waits for DBOS's queue poll (1 s)."""
-    started: list[_Zygote] = []
+    started: list[ZygoteClient] = []
     lock = threading.Lock()
 
     def start() -> None:
-        _zygotes.current = _Zygote()
+        _zygotes.current = ZygoteClient([sys.executable, str(ZYGOTE)], PYTHON_DIR)
         with lock:
             started.append(_zygotes.current)
 
