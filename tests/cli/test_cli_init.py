@@ -58,6 +58,27 @@ def test_generated_files(prism_run: Any, tmp_path: Path, template: str, provider
         assert "create_mock_provider" in agent
 
 
+def _pytest_projects(
+    roots: list[Path], targets: list[Path], cwd: Path, verbosity: str
+) -> subprocess.CompletedProcess[str]:
+    """pytest over generated projects' ``targets``, each project importable
+    (its root on PYTHONPATH), as a user of those projects would run it."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [*(str(r) for r in roots), *filter(None, [env.get("PYTHONPATH")])]
+    )
+    command = [sys.executable, "-m", "pytest", verbosity, "-p", "no:cacheprovider"]
+    return subprocess.run(
+        [*command, "--import-mode=importlib", *(str(t) for t in targets)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
 def test_generated_projects_pass_their_own_tests(prism_run: Any, tmp_path: Path) -> None:
     roots = []
     for template in TEMPLATES:
@@ -66,28 +87,7 @@ def test_generated_projects_pass_their_own_tests(prism_run: Any, tmp_path: Path)
         done = prism_run("init", str(root), "--template", template, "--with-evals")
         assert done.returncode == 0, done.stderr
         roots.append(root)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [*(str(r) for r in roots), *filter(None, [env.get("PYTHONPATH")])]
-    )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-v",
-            "-p",
-            "no:cacheprovider",
-            "--import-mode=importlib",
-            *(str(r / "tests") for r in roots),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = _pytest_projects(roots, [r / "tests" for r in roots], tmp_path, "-v")
     assert done.returncode == 0, done.stdout + done.stderr
     assert " passed" in done.stdout and "failed" not in done.stdout
     # One test per eval case, and the whole suite, in every project.
@@ -171,27 +171,8 @@ def test_with_workflows_adds_a_workflow_that_passes_its_test_in_every_template(
     plain = tmp_path / "plain"
     assert prism_run("init", str(plain)).returncode == 0
     assert not (plain / "tests" / "test_workflow_example.py").exists()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [*(str(r) for r in roots), *filter(None, [env.get("PYTHONPATH")])]
-    )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--import-mode=importlib",
-            *(str(r / "tests" / "test_workflow_example.py") for r in roots),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    done = _pytest_projects(
+        roots, [r / "tests" / "test_workflow_example.py" for r in roots], tmp_path, "-q"
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{len(TEMPLATES)} passed" in done.stdout
